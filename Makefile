@@ -1,0 +1,69 @@
+# pfscale: page-fault scalability races on linux-source-6.1, made visible.
+#
+#   make run    build what is missing, boot, run the race demo, show it
+#   make test   build, boot the `test` kernel, run every test, summarise
+#
+# The kernel tree and builds live outside the clone, in $(PFSCALE_CACHE).
+
+PFSCALE_CACHE ?= $(HOME)/.cache/pfscale
+export PFSCALE_CACHE
+SMP ?= 4
+MEM ?= 1024
+BUILD := build
+
+DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
+	flex bison bc libelf-dev libssl-dev cpio dwarves python3 ccache xz-utils file
+
+GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest
+GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
+GUEST_TOOLS := $(BUILD)/guest/pfstat
+GUEST_PROGS := $(GUEST_TESTS) $(GUEST_TOOLS)
+
+.PHONY: all deps kernel kernel-test kernel-perf initramfs run test shell clean
+all: run
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f '$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "pfscale: installing $$missing"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+kernel: kernel-test
+kernel-test kernel-perf: kernel-%: deps
+	@mkdir -p $(BUILD)
+	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path
+	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
+
+$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h | deps
+	@mkdir -p $(dir $@)
+	gcc $(GUEST_CFLAGS) -o $@ $<
+
+$(BUILD)/guest/%: debugfs-tools/%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(GUEST_CFLAGS) -o $@ $<
+
+initramfs: $(BUILD)/initramfs.cpio
+$(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scripts/initramfs.sh kernel-test
+	scripts/initramfs.sh $@ $(GUEST_PROGS)
+
+# The main job: boot the patched kernel and run the race demo.
+run: kernel-test $(BUILD)/initramfs.cpio
+	qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage -i $(BUILD)/initramfs.cpio \
+		-c $(SMP) -m $(MEM) -r demo -l $(BUILD)/run-console.log
+
+# An interactive guest shell (exit with: reboot -f).
+shell: kernel-test $(BUILD)/initramfs.cpio
+	qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage -i $(BUILD)/initramfs.cpio \
+		-c $(SMP) -m $(MEM) -t 100000 -l $(BUILD)/shell-console.log
+
+test: kernel-test $(BUILD)/initramfs.cpio
+	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
+		-c $(SMP) -m $(MEM) -o $(BUILD)/test
+
+clean:
+	rm -rf $(BUILD)

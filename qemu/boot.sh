@@ -1,0 +1,98 @@
+#!/bin/bash
+# Boot a pfscale kernel + initramfs in QEMU.
+#
+#   qemu/boot.sh -k BZIMAGE -i INITRD [options] [-- EXTRA QEMU ARGS]
+#
+#   -k FILE     kernel (bzImage)
+#   -i FILE     initramfs (cpio)
+#   -r LIST     guest run scripts, comma separated (pfscale.run=LIST)
+#   -a ARGS     extra kernel command line
+#   -c N        vCPUs (default 4), as N sockets of one core: without ACPI a
+#               plain -smp N brings up one CPU; the guest checks it sees N
+#   -m MB       memory (default 1024)
+#   -t SECS     hard timeout (default 600); a hung guest fails, exit 124
+#   -l FILE     console log (default: next to the kernel)
+#   -g          gdbstub on tcp::PORT (-p), -G also waits for gdb (-S)
+#   -p PORT     gdbstub port (default 1234)
+#   -M SOCK     HMP monitor on a unix socket (for dump-guest-memory)
+#   -A ACCEL    auto (default), kvm or tcg; auto uses KVM only when a short
+#               probe boot proves it works, else TCG (multi-threaded)
+#   -q          quiet: console only to the log, not to stdout
+#
+# Exit status: QEMU's (0 when the guest ran reboot -f), 124 on timeout.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/common.sh
+. "$here/../scripts/common.sh"
+
+kernel= initrd= run= append= cpus=4 mem=1024 timeout=600 log= gdb= gdbport=1234
+monitor= accel=${PFSCALE_ACCEL:-auto} quiet=
+while getopts "k:i:r:a:c:m:t:l:gGp:M:A:q" o; do
+	case $o in
+	k) kernel=$OPTARG ;; i) initrd=$OPTARG ;; r) run=$OPTARG ;;
+	a) append=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
+	t) timeout=$OPTARG ;; l) log=$OPTARG ;; g) gdb=-s ;; G) gdb=-S ;;
+	p) gdbport=$OPTARG ;; M) monitor=$OPTARG ;; A) accel=$OPTARG ;; q) quiet=1 ;;
+	*) sed -n '2,25s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ -f "$kernel" ] || die "no kernel given or not found: '$kernel'"
+[ -f "$initrd" ] || die "no initramfs given or not found: '$initrd'"
+case "$cpus" in ''|*[!0-9]*) die "bad -c '$cpus'" ;; esac
+[ -n "$log" ] || log=$(dirname "$kernel")/console.log
+
+# KVM: only if a short probe boot of this very kernel reaches userspace.
+kvm_works() {
+	[ -w /dev/kvm ] || return 1
+	local stamp
+	stamp="$PFSCALE_CACHE/kvm-probe.$(sha256sum "$kernel" | cut -c1-12)"
+	if [ ! -f "$stamp" ]; then
+		local plog
+		plog=$(mktemp)
+		timeout -k 2 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -smp 1 \
+			-display none -no-reboot -serial "file:$plog" -kernel "$kernel" \
+			-initrd "$initrd" -append "console=ttyS0 nokaslr panic=-1" \
+			>/dev/null 2>&1 </dev/null
+		if grep -q 'pfscale-guest: done' "$plog"; then echo yes; else echo no; fi > "$stamp"
+		rm -f "$plog"
+	fi
+	[ "$(cat "$stamp")" = yes ]
+}
+
+case "$accel" in
+auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
+kvm|tcg) ;;
+*) die "bad -A '$accel' (auto, kvm or tcg)" ;;
+esac
+if [ "$accel" = kvm ]; then
+	accel_args=(-accel kvm -cpu host)
+else
+	accel_args=(-accel tcg,thread=multi -cpu qemu64)
+fi
+
+cmdline="console=ttyS0 nokaslr panic=-1 pfscale.cpus=$cpus"
+[ -n "$run" ] && cmdline="$cmdline pfscale.run=$run"
+[ -n "$append" ] && cmdline="$cmdline $append"
+
+args=("${accel_args[@]}" -m "$mem" -smp "$cpus,sockets=$cpus,cores=1,threads=1"
+	-display none -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+	-device vmcoreinfo)
+if [ -n "$quiet" ]; then
+	args+=(-serial "file:$log")
+else
+	args+=(-chardev "stdio,id=ser0,logfile=$log,signal=off" -serial chardev:ser0)
+fi
+[ -n "$gdb" ] && args+=(-gdb "tcp::$gdbport")
+[ "$gdb" = -S ] && args+=(-S)
+[ -n "$monitor" ] && args+=(-monitor "unix:$monitor,server,nowait")
+
+: > "$log"
+echo "pfscale: qemu ($accel, $cpus vCPUs, ${mem}M, timeout ${timeout}s), console log $log" >&2
+timeout -k 5 "$timeout" qemu-system-x86_64 "${args[@]}" "$@" </dev/null
+rc=$?
+if [ $rc = 124 ] || [ $rc = 137 ]; then
+	echo "pfscale: guest timed out after ${timeout}s (console log $log)" >&2
+	exit 124
+fi
+exit $rc

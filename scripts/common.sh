@@ -1,0 +1,34 @@
+# Shared settings for the pfscale harness scripts (sourced, not run).
+# shellcheck shell=bash
+
+PFSCALE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PFSCALE_CACHE=${PFSCALE_CACHE:-$HOME/.cache/pfscale}
+PFSCALE_SRC_TARBALL=${PFSCALE_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+
+die() { echo "pfscale: $*" >&2; exit 1; }
+note() { echo "pfscale: $*" >&2; }
+
+linux_source_version() {
+	dpkg-query -W -f '${Version}' linux-source-6.1 2>/dev/null ||
+		die "linux-source-6.1 is not installed (run: make deps)"
+}
+
+# Hash of everything that decides what kernel we build for a flavour:
+# the linux-source version, the series and its patches, the config fragments.
+kernel_key() {
+	local flavour=$1 ver
+	ver=$(linux_source_version)
+	{
+		echo "$ver $flavour"
+		cat "$PFSCALE_TOP/patches/series"
+		while read -r p; do
+			case "$p" in ''|\#*) continue ;; esac
+			cat "$PFSCALE_TOP/patches/$p"
+		done < "$PFSCALE_TOP/patches/series"
+		cat "$PFSCALE_TOP/kconfig/base.config" "$PFSCALE_TOP/kconfig/$flavour.config"
+	} | sha256sum | cut -c1-12
+}
+
+artifact_dir() {
+	echo "$PFSCALE_CACHE/artifacts/$(linux_source_version)-$1-$(kernel_key "$1")"
+}

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Build the guest initramfs (uncompressed newc cpio) from busybox-static,
+# guest/init, guest/run/* and the static guest programs given as arguments.
+#
+#   scripts/initramfs.sh OUT.cpio [PROGRAM...]
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+out=${1:?usage: initramfs.sh OUT.cpio [PROGRAM...]}
+shift
+busybox=/bin/busybox
+[ -x "$busybox" ] && file -L "$busybox" | grep -q 'statically linked' ||
+	die "$busybox is not busybox-static (run: make deps)"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gen="$work/gen_init_cpio"
+# The kernel's own cpio writer: device nodes without needing root.
+src=$PFSCALE_CACHE/src-$(linux_source_version)
+[ -f "$src/usr/gen_init_cpio.c" ] || die "kernel tree not unpacked yet (run: make kernel)"
+gcc -O2 -o "$gen" "$src/usr/gen_init_cpio.c"
+
+spec=$work/spec
+{
+	for d in /bin /sbin /usr /usr/bin /usr/sbin /proc /sys /dev /tmp /etc /pfscale \
+		/pfscale/bin /pfscale/run /root; do
+		echo "dir $d 0755 0 0"
+	done
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	echo "nod /dev/null 0666 0 0 c 1 3"
+	echo "file /bin/busybox $busybox 0755 0 0"
+	for applet in $("$busybox" --list); do
+		[ "$applet" = busybox ] || echo "slink /bin/$applet busybox 0777 0 0"
+	done
+	echo "file /init $PFSCALE_TOP/guest/init 0755 0 0"
+	for r in "$PFSCALE_TOP"/guest/run/*; do
+		echo "file /pfscale/run/$(basename "$r") $r 0755 0 0"
+	done
+	for p in "$@"; do
+		echo "file /pfscale/bin/$(basename "$p") $p 0755 0 0"
+	done
+} > "$spec"
+"$gen" "$spec" > "$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,111 @@
+#!/bin/bash
+# Build (or reuse) the pfscale kernel for one flavour and print its artifact dir.
+#
+#   scripts/kernel.sh test|perf
+#
+# Layout under $PFSCALE_CACHE (default ~/.cache/pfscale):
+#   src-VER/          linux-source VER unpacked, a git repo whose tag
+#                     `pristine` is the tarball; HEAD is the applied series
+#   am-VER/           worktree where the series is applied with `git am`
+#   build-VER-FLAV/   the O= object directory of one flavour (incremental)
+#   artifacts/VER-FLAV-KEY/  bzImage, vmlinux, .config and the gdb scripts
+#                     of one (version, patches + config) key; reused as is
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/common.sh"
+
+flavour=${1:?usage: kernel.sh test|perf}
+[ -f "$PFSCALE_TOP/kconfig/$flavour.config" ] || die "unknown flavour '$flavour'"
+unset MAKEFLAGS MAKELEVEL MFLAGS
+
+ver=$(linux_source_version)
+key=$(kernel_key "$flavour")
+art=$PFSCALE_CACHE/artifacts/$ver-$flavour-$key
+if [ -f "$art/done" ]; then
+	echo "$art"
+	exit 0
+fi
+
+mkdir -p "$PFSCALE_CACHE/artifacts"
+# One kernel build at a time on this machine (2 cores), across clones.
+exec 9>"$PFSCALE_CACHE/build.lock"
+flock 9
+if [ -f "$art/done" ]; then
+	echo "$art"
+	exit 0
+fi
+
+src=$PFSCALE_CACHE/src-$ver
+am=$PFSCALE_CACHE/am-$ver
+obj=$PFSCALE_CACHE/build-$ver-$flavour
+gitc=(git -c user.name=pfscale -c user.email=pfscale@localhost -c advice.detachedHead=false)
+
+if [ ! -d "$src/.git" ]; then
+	note "unpacking $PFSCALE_SRC_TARBALL into $src"
+	rm -rf "$src.tmp"
+	mkdir -p "$src.tmp"
+	tar -C "$src.tmp" --strip-components=1 -xf "$PFSCALE_SRC_TARBALL"
+	# Debian's top-level .gitignore ignores everything: add with -f.
+	(cd "$src.tmp" && "${gitc[@]}" init -q && "${gitc[@]}" add -f -A . &&
+		"${gitc[@]}" commit -q -m "linux-source-6.1 $ver (pristine)" &&
+		"${gitc[@]}" tag pristine)
+	mv "$src.tmp" "$src"
+fi
+
+# Apply the series on the pristine commit in a separate worktree, then move
+# the build tree to the result: git rewrites only files whose content changed,
+# so unchanged files keep their mtimes and the build stays incremental.
+if [ ! -d "$am" ]; then
+	"${gitc[@]}" -C "$src" worktree prune
+	"${gitc[@]}" -C "$src" worktree add -q --detach "$am" pristine
+fi
+"${gitc[@]}" -C "$am" am --abort >/dev/null 2>&1 || true
+"${gitc[@]}" -C "$am" checkout -q -f --detach pristine
+while read -r p; do
+	case "$p" in ''|\#*) continue ;; esac
+	"${gitc[@]}" -C "$am" am -q --whitespace=nowarn "$PFSCALE_TOP/patches/$p" ||
+		die "patches/$p does not apply to linux-source $ver"
+done < "$PFSCALE_TOP/patches/series"
+target=$("${gitc[@]}" -C "$am" rev-parse HEAD)
+"${gitc[@]}" -C "$src" checkout -q -f --detach "$target"
+
+# Configure: tinyconfig + base fragment + flavour fragment.
+mkdir -p "$obj"
+cfgkey=$(cat "$PFSCALE_TOP/kconfig/base.config" "$PFSCALE_TOP/kconfig/$flavour.config" | sha256sum | cut -c1-12)
+if [ "$(cat "$obj/.pfscale-config" 2>/dev/null)" != "$cfgkey-$target" ]; then
+	make -s -C "$src" O="$obj" tinyconfig >/dev/null
+	(cd "$src" && KCONFIG_CONFIG="$obj/.config" scripts/kconfig/merge_config.sh -m -O "$obj" \
+		"$obj/.config" "$PFSCALE_TOP/kconfig/base.config" \
+		"$PFSCALE_TOP/kconfig/$flavour.config" >/dev/null)
+	make -s -C "$src" O="$obj" olddefconfig >/dev/null
+	# A fragment line that Kconfig dropped (unmet dependency) is a bug here.
+	missing=$(cat "$PFSCALE_TOP/kconfig/base.config" "$PFSCALE_TOP/kconfig/$flavour.config" |
+		grep -E '^CONFIG_[A-Z0-9_]+=' | while read -r line; do
+			grep -qxF "$line" "$obj/.config" || echo "$line"
+		done)
+	[ -z "$missing" ] || die "config fragment lines not honoured by Kconfig:\n$missing"
+	echo "$cfgkey-$target" > "$obj/.pfscale-config"
+fi
+
+cc=gcc
+command -v ccache >/dev/null && cc="ccache gcc"
+note "building $flavour kernel ($ver, key $key) in $obj"
+start=$(date +%s)
+make -s -C "$src" O="$obj" -j"$(nproc)" CC="$cc" KBUILD_BUILD_TIMESTAMP="2004-12-01 00:00 UTC" \
+	KBUILD_BUILD_USER=pfscale KBUILD_BUILD_HOST=pfscale bzImage scripts_gdb
+note "kernel build took $(( $(date +%s) - start ))s"
+
+rm -rf "$art.tmp"
+mkdir -p "$art.tmp"
+cp "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" "$obj/System.map" "$obj/.config" "$art.tmp/"
+cp -L "$obj/vmlinux-gdb.py" "$art.tmp/"
+mkdir -p "$art.tmp/scripts"
+cp -rL "$obj/scripts/gdb" "$art.tmp/scripts/"
+echo "$target" > "$art.tmp/commit"
+echo "$src" > "$art.tmp/source"
+rm -rf "$art"
+mv "$art.tmp" "$art"
+touch "$art/done"
+# Keep the newest few artifact dirs per flavour.
+ls -1dt "$PFSCALE_CACHE/artifacts/"*-"$flavour"-* 2>/dev/null | tail -n +5 | xargs -r rm -rf
+echo "$art"

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers shared by the pfscale guest tests: threads, pagemap, counters. */
+#ifndef PFSCALE_TEST_COMMON_H
+#define PFSCALE_TEST_COMMON_H
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include "tap.h"
+
+#define PAGE 4096UL
+#define COUNTERS "/sys/kernel/debug/pfscale/counters"
+
+static inline long ncpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static inline void *map_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		tap_bail("mmap");
+	return p;
+}
+
+/* Number of pages of [p, p + len) that /proc/self/pagemap says are present. */
+static inline long pagemap_present(void *p, size_t len)
+{
+	long n = 0, i, pages = len / PAGE;
+	uint64_t e;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		tap_bail("open pagemap");
+	for (i = 0; i < pages; i++) {
+		off_t off = ((uintptr_t)p / PAGE + i) * 8;
+
+		if (pread(fd, &e, 8, off) != 8)
+			tap_bail("pread pagemap");
+		if (e & (1ULL << 63))
+			n++;
+	}
+	close(fd);
+	return n;
+}
+
+/* Rss: of the smaps entry that starts at p, in pages (-1 if not found). */
+static inline long smaps_rss(void *p)
+{
+	char line[256], want[32];
+	long kb = -1;
+	int found = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		tap_bail("open smaps");
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, want, strlen(want)))
+			found = 1;
+		else if (found && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb < 0 ? -1 : kb / 4;
+}
+
+/* Value of one pfscale counter, or -1 if the kernel has no pfscale. */
+static inline long long pfscale_counter(const char *name)
+{
+	char n[64];
+	long long v, ret = -1;
+	FILE *f = fopen(COUNTERS, "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", n, &v) == 2)
+		if (!strcmp(n, name))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
+static inline int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, strlen(s)) < 0 ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Start n threads running fn(arg_i) with a common start barrier. */
+struct team {
+	pthread_t tid[256];
+	int n;
+};
+
+static inline void team_start(struct team *t, int n, void *(*fn)(void *),
+			      void *args, size_t argsize)
+{
+	int i;
+
+	t->n = n;
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t->tid[i], NULL, fn, (char *)args + i * argsize))
+			tap_bail("pthread_create");
+}
+
+static inline void team_join(struct team *t)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		pthread_join(t->tid[i], NULL);
+}
+
+#endif
