@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pfrss: a process's per-thread RSS deltas and its RSS three ways, from
+ * /sys/kernel/debug/pfscale/rss.
+ *
+ *   pfrss PID [--json]
+ *
+ * (a) rss_mm: the mm counters, what /proc reports; (b) rss_split: plus every
+ * live thread's unsynced delta; (c) rss_scan: present pages in the page
+ * tables. The drift columns are (b)-(a) and (c)-(b).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#define DEBUGFS "/sys/kernel/debug"
+#define RSS DEBUGFS "/pfscale/rss"
+#define DEBUGFS_MAGIC 0x64626720
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: pfrss PID [--json]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	char line[512], buf[32], *end, *kv;
+	long rss_mm = 0, rss_split = 0, rss_scan = 0;
+	int json = 0, first = 1, fd, n, k;
+	const char *pid = NULL;
+	struct statfs fs;
+	FILE *f;
+
+	for (k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--json"))
+			json = 1;
+		else if (!pid)
+			pid = argv[k];
+		else
+			usage();
+	}
+	if (!pid)
+		usage();
+	if (strtol(pid, &end, 10) <= 0 || *end) {
+		fprintf(stderr, "pfrss: '%s' is not a PID\n", pid);
+		return 2;
+	}
+	if (statfs(DEBUGFS, &fs) || fs.f_type != DEBUGFS_MAGIC) {
+		fprintf(stderr, "pfrss: debugfs is not mounted on %s\n", DEBUGFS);
+		return 1;
+	}
+	fd = open(RSS, O_WRONLY);
+	if (fd < 0) {
+		fprintf(stderr, "pfrss: %s: %s (kernel without the pfscale patches?)\n",
+			RSS, strerror(errno));
+		return 1;
+	}
+	n = snprintf(buf, sizeof(buf), "%s\n", pid);
+	if (write(fd, buf, n) != n) {
+		fprintf(stderr, "pfrss: pid %s: %s\n", pid,
+			errno == ESRCH ? "no such process" :
+			errno == EINVAL ? "a kernel thread (no mm)" : strerror(errno));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	f = fopen(RSS, "r");
+	if (!f) {
+		fprintf(stderr, "pfrss: %s: %s\n", RSS, strerror(errno));
+		return 1;
+	}
+	if (json)
+		printf("{\"threads\": [");
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "thread ", 7)) {
+			int tid, ev, file, anon, swap, shmem;
+
+			if (sscanf(line, "thread %d events %d file %d anon %d swap %d shmem %d",
+				   &tid, &ev, &file, &anon, &swap, &shmem) != 6)
+				continue;
+			if (json) {
+				printf("%s{\"tid\": %d, \"events\": %d, \"file\": %d, \"anon\": %d, \"swap\": %d, \"shmem\": %d}",
+				       first ? "" : ", ", tid, ev, file, anon, swap, shmem);
+			} else {
+				if (first)
+					printf("%8s %7s %7s %7s %7s %7s\n", "tid", "events",
+					       "file", "anon", "swap", "shmem");
+				printf("%8d %7d %7d %7d %7d %7d\n", tid, ev, file, anon, swap, shmem);
+			}
+			first = 0;
+		} else if (sscanf(line, "rss_mm %ld", &rss_mm) == 1 ||
+			   sscanf(line, "rss_split %ld", &rss_split) == 1 ||
+			   sscanf(line, "rss_scan %ld", &rss_scan) == 1) {
+			continue;
+		} else if (!json && (!strncmp(line, "mm ", 3) || !strncmp(line, "split ", 6) ||
+				     !strncmp(line, "pid ", 4) || !strncmp(line, "comm ", 5))) {
+			kv = strchr(line, ' ');
+			*kv = 0;
+			printf("%-6s%s\n", line, kv + 1);
+		}
+	}
+	fclose(f);
+	if (json) {
+		printf("], \"rss_mm\": %ld, \"rss_split\": %ld, \"rss_scan\": %ld, "
+		       "\"split_minus_mm\": %ld, \"scan_minus_split\": %ld}\n",
+		       rss_mm, rss_split, rss_scan, rss_split - rss_mm, rss_scan - rss_split);
+		return 0;
+	}
+	printf("(a) rss_mm    %8ld  mm counters, as /proc reports\n", rss_mm);
+	printf("(b) rss_split %8ld  mm + live threads' deltas   drift (b)-(a) %ld\n",
+	       rss_split, rss_split - rss_mm);
+	printf("(c) rss_scan  %8ld  page-table walk             drift (c)-(b) %ld\n",
+	       rss_scan, rss_scan - rss_split);
+	return 0;
+}
