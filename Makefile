@@ -17,7 +17,9 @@ DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc ma
 GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
 GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss
-GUEST_PROGS := $(GUEST_TESTS) $(GUEST_TOOLS)
+# h_*.c: guest helpers that host-side tests (gdb, crash) drive; not run by guest/run/tests.
+GUEST_HELPERS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/h_*.c))
+GUEST_PROGS := $(GUEST_TESTS) $(GUEST_HELPERS) $(GUEST_TOOLS)
 
 .PHONY: all deps kernel kernel-test kernel-perf initramfs run test shell clean
 all: run

@@ -102,6 +102,15 @@ int main(int argc, char **argv)
 	pthread_barrier_wait(&done);
 	if (take(&s1))
 		tap_bail("read rss (snapshot 1)");
+	if (getenv("PFSCALE_SHOW")) {
+		/* make run: show what pfrss sees while the threads are parked. */
+		char cmd[64];
+
+		snprintf(cmd, sizeof(cmd), "pfrss %d", getpid());
+		fflush(stdout);
+		if (system(cmd))
+			tap_diag("pfrss failed");
+	}
 	for (i = 0; i < THREADS; i++) {
 		long want = 10 + 4 * i;
 
