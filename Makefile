@@ -12,7 +12,7 @@ MEM ?= 1024
 BUILD := build
 
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
-	flex bison bc libelf-dev libssl-dev cpio dwarves python3 ccache xz-utils file
+	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file
 
 GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))

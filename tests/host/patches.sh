@@ -10,7 +10,8 @@ trap 'git -C "$src" worktree remove --force "$tmp/wt" >/dev/null 2>&1; rm -rf "$
 git -C "$src" worktree add -q --detach "$tmp/wt" pristine >/dev/null 2>&1
 while read -r p; do
 	case "$p" in ''|\#*) continue ;; esac
-	out=$(cd "$src" && ./scripts/checkpatch.pl --strict -q "$top/patches/$p" 2>&1)
+	# Debian's python3 (with python3-ply for spdxcheck), not a user-local one.
+	out=$(cd "$src" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict -q "$top/patches/$p" 2>&1)
 	if [ -z "$out" ]; then
 		echo "ok - patches: $p is checkpatch --strict clean"
 	else
