@@ -1,0 +1,1 @@
+# pfscale gdb helpers (see gdb-scripts/pfscale.py)
