@@ -8,6 +8,8 @@
 # Prints TAP-style "ok - crash: ..." / "not ok - crash: ..." lines.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/host/lib.sh
+. "$top/tests/host/lib.sh"
 art=${PFSCALE_ART:?} initrd=${PFSCALE_INITRD:?} out=${PFSCALE_OUT:?}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -74,13 +76,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ready=
-for _ in $(seq 120); do
-	[ -f "$log" ] && ready=$(tr -d '\r' < "$log" | sed -n 's/^CRASHFIG READY pid=\([0-9]*\)$/\1/p')
-	[ -n "$ready" ] && break
-	kill -0 "$qpid" 2>/dev/null || break
-	sleep 1
-done
+ready=$(wait_console "$log" '^CRASHFIG READY pid=[0-9]+$' 120 "$qpid")
+ready=${ready#CRASHFIG READY pid=}
 if [ -z "$ready" ]; then
 	notok "guest helper h_crash_fig printed READY within 120 s (see $log)"
 	exit 0

@@ -7,6 +7,8 @@
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/gdb.sh
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/host/lib.sh
+. "$top/tests/host/lib.sh"
 art=${PFSCALE_ART:?PFSCALE_ART not set}
 initrd=${PFSCALE_INITRD:?PFSCALE_INITRD not set}
 out=${PFSCALE_OUT:-$top/build/test}
@@ -70,13 +72,7 @@ rm -f "$log" "$gout"	# a stale log must not satisfy the wait below
 	-l "$log" -t 600 >"$out/gdb-boot.out" 2>&1 &
 qpid=$!
 
-line=
-for _ in $(seq 240); do
-	line=$(tr -d '\r' 2>/dev/null < "$log" | grep -m1 'GDBMAP pid=')
-	[ -n "$line" ] && break
-	kill -0 "$qpid" 2>/dev/null || break
-	sleep 0.5
-done
+line=$(wait_console "$log" 'GDBMAP pid=' 120 "$qpid")
 if [ -z "$line" ]; then
 	notok "no GDBMAP line in $log within 120 s"
 	rest fail "no guest helper"
