@@ -22,6 +22,7 @@
 #include "defs.h"
 
 #define PFS_MM_COUNTERS 4	/* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
+#define PFS_MM_SWAPENTS 2	/* not part of RSS (get_mm_rss()) */
 static const char *rss_names[PFS_MM_COUNTERS] = { "file", "anon", "swap", "shmem" };
 
 static struct {
@@ -361,7 +362,7 @@ static void cmd_pfrss(void)
 	for (i = 0; i < PFS_MM_COUNTERS; i++)
 		fprintf(fp, " %s %ld", rss_names[i], r.split[i]);
 	for (i = 0; i < PFS_MM_COUNTERS; i++) {
-		if (i == 2)	/* MM_SWAPENTS is not RSS (get_mm_rss()) */
+		if (i == PFS_MM_SWAPENTS)
 			continue;
 		rss_mm += mmc[i];
 		rss_split += r.split[i];
