@@ -52,13 +52,24 @@ boot_guest() {
 		result fail "[$name] guest sees $cpus CPUs"
 	fi
 	if grep -Eq "$splats" "$log"; then
-		result fail "[$name] no kernel BUG/WARN/lockdep splat: $(grep -Em1 "$splats" "$log")"
+		# Name the guest test that was running when the first splat came.
+		local during
+		during=$(tr -d '\r' < "$log" | awk -v re="$splats" '
+			/pfscale-guest: running / { t = $NF }
+			$0 ~ re { print (t == "" ? "boot" : t); exit }')
+		result fail "[$name] no kernel BUG/WARN/lockdep splat (during $during): $(grep -Em1 "$splats" "$log")"
 	else
 		result ok "[$name] no kernel BUG/WARN/lockdep splat in the console log"
 	fi
 }
 
+# Every guest test runs on both fault paths, in two boots of one kernel.
 boot_guest stock tests
+if grep -qx 'CONFIG_PFSCALE_ATOMIC_PTE=y' "$art/.config"; then
+	boot_guest atomic tests pfscale.atomic_pte=1
+else
+	result skip "[atomic] guest tests on the atomic path (kernel built without CONFIG_PFSCALE_ATOMIC_PTE)"
+fi
 
 # Host-side tests: each tests/host/*.sh prints TAP lines like the guest.
 for t in "$top"/tests/host/*.sh; do

@@ -85,6 +85,39 @@ static inline long long pfscale_counter(const char *name)
 	return ret;
 }
 
+/* Anonymous faults counted on either fault path (-1 without pfscale). */
+static inline long long pfscale_anon_faults(void)
+{
+	long long locked = pfscale_counter("anon_fault_locked");
+
+	return locked < 0 ? -1 : locked + pfscale_counter("anon_fault_atomic");
+}
+
+/* 1 if the atomic fault path is on, 0 if off, -1 if the kernel lacks it. */
+static inline int pfscale_atomic_pte(void)
+{
+	char c = 0;
+	int fd = open("/sys/kernel/debug/pfscale/atomic_pte", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == '1' ? 1 : c == '0' ? 0 : -1;
+}
+
+/* The path's name and the counter its anonymous write faults lose in. */
+static inline const char *pfscale_path(void)
+{
+	return pfscale_atomic_pte() == 1 ? "atomic" : "stock";
+}
+
+static inline const char *pfscale_anon_loss_counter(void)
+{
+	return pfscale_atomic_pte() == 1 ? "anon_cmpxchg_lost" : "anon_pte_recheck_lost";
+}
+
 static inline int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY), ret;

@@ -20,6 +20,47 @@ static int read_int(const char *path)
 	return v;
 }
 
+/* Was this boot asked for the atomic path (pfscale.atomic_pte=1)? */
+static int atomic_requested(void)
+{
+	char line[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	return strstr(line, "pfscale.atomic_pte=1") != NULL;
+}
+
+/* atomic_pte: the boot parameter took, bad input is refused, 0/1 switch. */
+static void atomic_pte_checks(const char *const *bad, unsigned int nbad)
+{
+	int boot = pfscale_atomic_pte(), ok = 1, r;
+	unsigned int i;
+
+	if (boot < 0) {
+		tap_skip("atomic_pte switch (no CONFIG_PFSCALE_ATOMIC_PTE in this kernel)");
+		return;
+	}
+	tap_check(boot == atomic_requested(), "atomic_pte is %d as the command line asked", boot);
+	for (i = 0; i < nbad; i++) {
+		r = write_file(DIR "atomic_pte", bad[i]);
+		if (r != -EINVAL) {
+			tap_diag("atomic_pte <- '%s' returned %d", bad[i], r);
+			ok = 0;
+		}
+	}
+	tap_check(ok && pfscale_atomic_pte() == boot,
+		  "bad writes to atomic_pte return -EINVAL and change nothing");
+	tap_check(write_file(DIR "atomic_pte", boot ? "0\n" : "1\n") == 0 &&
+		  pfscale_atomic_pte() == !boot &&
+		  write_file(DIR "atomic_pte", boot ? "1" : "0") == 0 &&
+		  pfscale_atomic_pte() == boot,
+		  "atomic_pte <- %d then %d switches the path and back", !boot, boot);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const bad[] = { "2", "-1", "x", "1 1", "0x1", "11", "1a" };
@@ -38,7 +79,7 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < 64; i++)
 		p[i * PAGE] = 1;
-	before = pfscale_counter("anon_fault_locked");
+	before = pfscale_anon_faults();
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		r = write_file(DIR "reset", bad[i]);
 		if (r != -EINVAL) {
@@ -57,23 +98,24 @@ int main(int argc, char **argv)
 		ok = 0;
 	}
 	tap_check(ok, "bad writes to reset and enable return -EINVAL");
-	tap_check(read_int(DIR "enable") == 1 && pfscale_counter("anon_fault_locked") >= before &&
+	tap_check(read_int(DIR "enable") == 1 && pfscale_anon_faults() >= before &&
 		  before >= 64, "bad writes changed nothing (enable 1, counters kept)");
 	tap_check(write_file(DIR "counters", "1") < 0, "counters is read-only");
 
 	tap_check(write_file(DIR "enable", "0\n") == 0 && read_int(DIR "enable") == 0,
 		  "enable <- 0 turns counting off");
-	before = pfscale_counter("anon_fault_locked");
+	before = pfscale_anon_faults();
 	munmap(p, 64 * PAGE);
 	p = map_anon(64 * PAGE);
 	for (i = 0; i < 64; i++)
 		p[i * PAGE] = 1;
-	tap_check(pfscale_counter("anon_fault_locked") == before,
+	tap_check(pfscale_anon_faults() == before,
 		  "with enable 0, faults are not counted");
 	tap_check(write_file(DIR "enable", "1") == 0 && read_int(DIR "enable") == 1,
 		  "enable <- 1 turns counting on");
+	atomic_pte_checks(bad, sizeof(bad) / sizeof(bad[0]));
 	/* Reading the counters may itself fault a few pages: allow those. */
-	tap_check(write_file(DIR "reset", "1\n") == 0 && pfscale_counter("anon_fault_locked") < 8,
+	tap_check(write_file(DIR "reset", "1\n") == 0 && pfscale_anon_faults() < 8,
 		  "reset <- 1 zeroes the counters");
 	return tap_exit();
 }

@@ -12,6 +12,8 @@ static const char *lost[] = {
 	"anon_pte_recheck_lost", "zero_pte_recheck_lost", "pte_fault_same_lost",
 	"wp_copy_lost", "pte_table_populate_lost", "pmd_table_populate_lost",
 	"pud_table_populate_lost", "anon_cmpxchg_lost", "zero_cmpxchg_lost",
+	"locked_cmpxchg_lost", "pte_table_cmpxchg_lost", "pmd_table_cmpxchg_lost",
+	"busy_pte_fault",
 };
 
 int main(int argc, char **argv)
@@ -30,16 +32,16 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
 		before[i] = pfscale_counter(lost[i]);
-	long long faults = pfscale_counter("anon_fault_locked") +
-			   pfscale_counter("anon_fault_atomic");
+	long long faults = pfscale_anon_faults();
+	long long path_before = pfscale_counter(pfscale_atomic_pte() == 1 ?
+						"anon_fault_atomic" : "anon_fault_locked");
 	p = map_anon(len);
 	madvise(p, len, MADV_NOHUGEPAGE);
 	for (k = 0; k < PAGES / 2; k++)
 		sum += p[k * PAGE];		/* zero-page read faults */
 	for (k = 0; k < PAGES; k++)
 		p[k * PAGE] = 1;		/* write faults (and COW of zero page) */
-	faults = pfscale_counter("anon_fault_locked") +
-		 pfscale_counter("anon_fault_atomic") - faults;
+	faults = pfscale_anon_faults() - faults;
 	for (i = 0; i < sizeof(lost) / sizeof(lost[0]); i++) {
 		d = pfscale_counter(lost[i]) - before[i];
 		if (d)
@@ -48,5 +50,8 @@ int main(int argc, char **argv)
 	}
 	tap_check(total == 0 && sum == 0, "single thread, %d pages: no lost-race counter moved", PAGES);
 	tap_check(faults >= PAGES, "fault totals counted the faults (%lld >= %d)", faults, PAGES);
+	tap_check(pfscale_counter(pfscale_atomic_pte() == 1 ? "anon_fault_atomic" :
+				  "anon_fault_locked") - path_before >= PAGES,
+		  "the faults took the %s path", pfscale_path());
 	return tap_exit();
 }

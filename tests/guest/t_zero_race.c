@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Read faults (which map the shared zero page) race write faults on the same
+ * fresh pages: half the threads read every page, half write their own slot of
+ * it. A reader must only ever see 0 or the value its writer put in that slot;
+ * afterwards every slot holds its writer's value, every page is present as
+ * an anonymous page (a write after a zero-page read COWs it), RSS equals the
+ * region, and some read or write fault lost its race.
+ */
+#include "common.h"
+
+#define PAGES 2048
+#define ROUNDS 4
+
+struct arg {
+	char *base;
+	int id, writers, round;
+	long bad;
+	pthread_barrier_t *bar;
+};
+
+static uint64_t value(int round, int slot, long page)
+{
+	return ((uint64_t)(round + 1) << 48) | ((uint64_t)slot << 32) | page;
+}
+
+static void *worker(void *p)
+{
+	struct arg *a = p;
+	long i;
+	int k;
+
+	pthread_barrier_wait(a->bar);
+	for (i = 0; i < PAGES; i++) {
+		volatile uint64_t *pg = (volatile uint64_t *)(a->base + i * PAGE);
+
+		if (a->id < a->writers) {
+			pg[a->id] = value(a->round, a->id, i);
+			continue;
+		}
+		for (k = 0; k < a->writers; k++) {
+			uint64_t v = pg[k];
+
+			if (v && v != value(a->round, k, i))
+				a->bad++;
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 2 * ncpus(), writers, r, k;
+	const char *losses[] = { "zero_pte_recheck_lost", "zero_cmpxchg_lost",
+				 "anon_pte_recheck_lost", "anon_cmpxchg_lost",
+				 "pte_fault_same_lost", "wp_copy_lost" };
+	long long before[6], moved = 0;
+	long bad_reads = 0, bad = 0, present, rss, i;
+	size_t len = PAGES * PAGE;
+	struct arg args[256];
+	pthread_barrier_t bar;
+	struct team t;
+	unsigned int j;
+	int ok = 1;
+
+	tap_init(argv[0]);
+	(void)argc;
+	if (n < 4)
+		n = 4;
+	writers = n / 2;
+	for (j = 0; j < 6; j++)
+		before[j] = pfscale_counter(losses[j]);
+	for (r = 0; r < ROUNDS && ok; r++) {
+		char *base = map_anon(len);
+
+		madvise(base, len, MADV_NOHUGEPAGE);
+		pthread_barrier_init(&bar, NULL, n);
+		for (k = 0; k < n; k++)
+			args[k] = (struct arg){ base, k, writers, r, 0, &bar };
+		team_start(&t, n, worker, args, sizeof(args[0]));
+		team_join(&t);
+		pthread_barrier_destroy(&bar);
+		for (k = 0; k < n; k++)
+			bad_reads += args[k].bad;
+		for (i = 0; i < PAGES; i++)
+			for (k = 0; k < writers; k++)
+				if (((uint64_t *)(base + i * PAGE))[k] != value(r, k, i))
+					bad++;
+		present = pagemap_present(base, len);
+		rss = smaps_rss(base);
+		if (bad_reads || bad || present != PAGES || rss != PAGES) {
+			tap_diag("round %d: %ld bad reads, %ld bad slots, %ld present, rss %ld (want %d)",
+				 r, bad_reads, bad, present, rss, PAGES);
+			ok = 0;
+		}
+		munmap(base, len);
+	}
+	tap_check(ok, "%d readers race %d writers on %d fresh pages x %d rounds: reads, content, rss",
+		  n - writers, writers, PAGES, ROUNDS);
+	if (before[0] < 0) {
+		tap_skip("zero-page races counted (no pfscale counters in this kernel)");
+		return tap_exit();
+	}
+	for (j = 0; j < 6; j++) {
+		long long d = pfscale_counter(losses[j]) - before[j];
+
+		if (d)
+			tap_diag("%s +%lld", losses[j], d);
+		moved += d;
+	}
+	tap_check(moved > 0, "%s path: read and write faults lost races and were counted (%lld)",
+		  pfscale_path(), moved);
+	return tap_exit();
+}
