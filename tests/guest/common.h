@@ -85,6 +85,23 @@ static inline long long pfscale_counter(const char *name)
 	return ret;
 }
 
+/* A /proc/meminfo field in kB (-1 if missing). */
+static inline long meminfo_kb(const char *field)
+{
+	char line[128];
+	size_t n = strlen(field);
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			kb = atol(line + n + 1);
+	fclose(f);
+	return kb;
+}
+
 /* Anonymous faults counted on either fault path (-1 without pfscale). */
 static inline long long pfscale_anon_faults(void)
 {

@@ -7,6 +7,8 @@
  * page-table count (smaps Rss) must equal the region size. With pfscale the
  * lost-race counter of the path in use must have moved: the PTE recheck
  * under the lock on the stock path, the lost cmpxchg on the atomic path.
+ * Once the regions are unmapped, AnonPages must be back where it was: a loser
+ * that does not undo its page's rmap would leave it counted (and leaked).
  */
 #include "common.h"
 
@@ -80,6 +82,7 @@ int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), thp;
 	long long losses, faults;
+	long anon_before = meminfo_kb("AnonPages"), anon_after;
 
 	tap_init(argv[0]);
 	(void)argc;
@@ -99,5 +102,9 @@ int main(int argc, char **argv)
 				  "%s path: %lld of %lld faults lost the race (%s)",
 				  pfscale_path(), losses, faults, pfscale_anon_loss_counter());
 	}
+	anon_after = meminfo_kb("AnonPages");
+	tap_check(anon_after - anon_before < 1024,
+		  "AnonPages back to its level after unmapping (%ld kB -> %ld kB)",
+		  anon_before, anon_after);
 	return tap_exit();
 }
