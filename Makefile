@@ -2,6 +2,7 @@
 #
 #   make run    build what is missing, boot, run the race demo, show it
 #   make test   build, boot the `test` kernel, run every test, summarise
+#   make bench  boot the `perf` kernel once, run the fault benchmarks, report
 #
 # The kernel tree and builds live outside the clone, in $(PFSCALE_CACHE).
 
@@ -12,16 +13,24 @@ MEM ?= 1024
 BUILD := build
 
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
-	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file
+	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file \
+	gnuplot-nox
 
 GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
 GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss
 # h_*.c: guest helpers that host-side tests (gdb, crash) drive; not run by guest/run/tests.
 GUEST_HELPERS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/h_*.c))
-GUEST_PROGS := $(GUEST_TESTS) $(GUEST_HELPERS) $(GUEST_TOOLS)
+GUEST_BENCH := $(BUILD)/guest/pfbench
+GUEST_PROGS := $(GUEST_TESTS) $(GUEST_HELPERS) $(GUEST_TOOLS) $(GUEST_BENCH)
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs run test shell clean
+# make bench knobs: seconds per run, repetitions, vCPUs, thread counts (N:N:..)
+BENCH_SECS ?= 1
+BENCH_REPS ?= 3
+BENCH_CPUS ?= $(shell nproc)
+BENCH_THREADS ?=
+
+.PHONY: all deps kernel kernel-test kernel-perf initramfs run test shell bench clean
 all: run
 
 deps:
@@ -49,6 +58,10 @@ $(BUILD)/guest/%: debugfs-tools/%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
+$(BUILD)/guest/%: bench/%.c | deps
+	@mkdir -p $(dir $@)
+	gcc $(GUEST_CFLAGS) -o $@ $<
+
 initramfs: $(BUILD)/initramfs.cpio
 $(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scripts/initramfs.sh kernel-test
 	scripts/initramfs.sh $@ $(GUEST_PROGS)
@@ -66,6 +79,12 @@ shell: kernel-test $(BUILD)/initramfs.cpio
 test: kernel-test $(BUILD)/initramfs.cpio
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
+
+# Benchmarks: the perf kernel (no debug options), one boot, ratios from it.
+bench: kernel-perf $(BUILD)/initramfs.cpio
+	bench/run.sh -k $$(cat $(BUILD)/kernel-perf.path) -i $(BUILD)/initramfs.cpio \
+		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) \
+		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) -o $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)
