@@ -38,7 +38,7 @@ def ratio(runs, num, den):
 
 
 def fmt_ratio(r):
-    return '   -  ' if r is None else '%6.3f' % r
+    return '-' if r is None else '%.3f' % r
 
 
 def plot(out, benches, threads, runs):
@@ -97,9 +97,9 @@ def main():
                               'same_region') else 9)
     threads = sorted({k[1] for k in runs})
     result = {'accel': args.accel, 'kernel': args.kernel, 'results': []}
-    table = ['%-12s %3s  %12s %6s  %12s %6s  %8s %8s %8s' %
+    table = ['%-12s %3s  %12s %6s  %12s %6s  %10s %10s %10s' %
              ('benchmark', 'thr', 'stock f/s', 'spread', 'atomic f/s',
-              'spread', 'atom/stk', 'cnt on/off', 'cnt(atom)')]
+              'spread', 'atomic/stk', 'cnt on/off', 'cnt(atomic)')]
     for b in benches:
         for t in threads:
             entry = {'benchmark': b, 'threads': t, 'configs': {}}
@@ -117,7 +117,7 @@ def main():
             result['results'].append(entry)
             s = entry['configs'].get('stock,counters_on')
             a = entry['configs'].get('atomic,counters_on')
-            table.append('%-12s %3d  %12.0f %5.1f%%  %12s %6s  %8s %8s %8s' % (
+            table.append('%-12s %3d  %12.0f %5.1f%%  %12s %6s  %10s %10s %10s' % (
                 b, t, s['median'] if s else 0, 100 * s['spread'] if s else 0,
                 '%.0f' % a['median'] if a else '-',
                 '%.1f%%' % (100 * a['spread']) if a else '-',
@@ -138,6 +138,8 @@ def main():
           'ratios from the same boot' % (args.accel, os.path.basename(
               args.kernel.rstrip('/')) or 'kernel'))
     print('\n'.join(table))
+    print('atomic/stk: atomic path over stock (counters on); cnt on/off: '
+          'counters on over off (stock path; atomic path in cnt(atomic))')
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),
         os.path.join(args.out, 'bench.json'), png or '(gnuplot failed)'))
