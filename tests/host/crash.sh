@@ -1,7 +1,10 @@
 #!/bin/bash
-# Host-side test: dump a live guest's memory from the QEMU monitor and check
-# that the crash extension crash/pfscale.so reads the same pfscale figures
-# from the vmcore as the guest printed just before the dump.
+# Host-side test (the post-mortem test): dump a live guest's memory from the
+# QEMU monitor in three formats and check that the readers get the same
+# pfscale figures out of them as the guest printed just before the dump:
+#   plain ELF            crash + crash/pfscale.so (every command)
+#   kdump-compressed -z  crash + pfscale.so (pfcounters)
+#   paging ELF -p        gdb + vmlinux-gdb.py + gdb-scripts/pfscale.py (pf-counters)
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/crash.sh
 #
@@ -14,6 +17,7 @@ art=${PFSCALE_ART:?} initrd=${PFSCALE_INITRD:?} out=${PFSCALE_OUT:?}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/crash-console.log sock=$out/crash-monitor.sock core=$out/vmcore
+corez=$out/vmcore.kdump corep=$out/vmcore.paging
 so=$out/pfscale.so cmds=$out/crash-cmds crashout=$out/crash-output.txt
 
 failed=0
@@ -34,30 +38,12 @@ else
 fi
 
 # monitor CMD...: send HMP commands, wait for each one's prompt.
-monitor() {
-	python3 - "$sock" "$@" <<'PY'
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(sys.argv[1])
-s.settimeout(300)
-def until_prompt():
-    buf = b""
-    while not buf.endswith(b"(qemu) "):
-        d = s.recv(4096)
-        if not d:
-            break
-        buf += d
-    return buf.decode(errors="replace")
-until_prompt()
-for c in sys.argv[2:]:
-    s.sendall(c.encode() + b"\n")
-    sys.stdout.write(until_prompt())
-PY
-}
+monitor() { python3 "$top/crash/hmp.py" "$sock" "$@"; }
 
-rm -f "$core" "$sock" "$log"	# a stale READY must not be taken for this boot's
-"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r crashfig -M "$sock" \
-	-l "$log" -t 600 &
+rm -f "$core" "$corez" "$corep" "$sock" "$log"	# a stale READY must not be taken for this boot's
+# crashmaps parks h_crash_maps (pfvma's figure) before crashfig starts.
+"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r crashmaps,crashfig -M "$sock" \
+	-m 512 -l "$log" -t 600 &
 qpid=$!
 # End QEMU: "quit" on the monitor; failing that, TERM boot.sh's `timeout`
 # (its own process group, so killing boot.sh alone would leave QEMU up).
@@ -76,6 +62,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+mready=$(wait_console "$log" '^CRASHMAPS READY pid=[0-9]+$' 120 "$qpid")
+mpid=${mready#CRASHMAPS READY pid=}
 ready=$(wait_console "$log" '^CRASHFIG READY pid=[0-9]+$' 120 "$qpid")
 ready=${ready#CRASHFIG READY pid=}
 if [ -z "$ready" ]; then
@@ -84,11 +72,21 @@ if [ -z "$ready" ]; then
 fi
 ok "guest helper h_crash_fig is ready (pid $ready)"
 pid=$ready
+if [ -n "$mpid" ]; then
+	ok "guest helper h_crash_maps is parked (pid $mpid)"
+else
+	notok "guest helper h_crash_maps printed READY (see $log)"
+fi
 
 # dump-guest-memory without -d is synchronous: the prompt returns when done.
-monitor stop "dump-guest-memory $core" "info status" > "$out/crash-monitor.log" 2>&1
+# The same stopped guest in three formats: plain ELF (crash), kdump-compressed
+# with zlib (-z, crash), ELF with virtual addresses from the page tables
+# (-p, gdb: on a plain ELF gdb silently reads vmlinux's initial data).
+monitor stop "dump-guest-memory $core" "dump-guest-memory -z $corez" \
+	"dump-guest-memory -p $corep" "info status" > "$out/crash-monitor.log" 2>&1
 if [ -s "$core" ] && grep -q paused "$out/crash-monitor.log"; then
-	ok "QEMU dumped guest memory to a vmcore ($(du -m "$core" | cut -f1) MB)"
+	sizes="$(du -m "$core" | cut -f1) MB ELF, $(du -m "$corez" 2>/dev/null | cut -f1) MB -z"
+	ok "QEMU dumped guest memory to vmcores ($sizes, $(du -m "$corep" 2>/dev/null | cut -f1) MB -p)"
 else
 	notok "QEMU dumped guest memory (see $out/crash-monitor.log)"
 	exit 0
@@ -102,8 +100,10 @@ pfcounters
 pfrss $pid
 pfps
 pfrss 999999
+pfvma 999999
 pfpte $pid 0 800000000000
-help pfcounters pfps pfrss pfpte
+pfvma ${mpid:-1}
+help pfcounters pfps pfrss pfpte pfvma
 quit
 EOC
 timeout 300 crash -s "$art/vmlinux" "$core" -i "$cmds" > "$crashout" 2>&1 </dev/null
@@ -177,13 +177,105 @@ if [ "$nthr" -gt 0 ] && [ "$c_ps" = "$nthr" ] && grep -Eq "^ +$pid +$pid +h_cras
 else
 	notok "pfps lists pid $pid and its $nthr threads (found $c_ps)"
 fi
-if [ "$(grep -c '^SYNOPSIS' "$crashout")" = 4 ] && grep -q '^  pfrss pid$' "$crashout"; then
-	ok "help shows the four pfscale commands"
+if [ "$(grep -c '^SYNOPSIS' "$crashout")" = 5 ] && grep -q '^  pfrss pid$' "$crashout" &&
+	grep -q '^  pfvma pid$' "$crashout"; then
+	ok "help shows the five pfscale commands"
 else
-	notok "help shows the four pfscale commands"
+	notok "help shows the five pfscale commands"
 fi
 
-# The 1 GB vmcore is kept only when something failed, to look into, or
-# when PFSCALE_KEEP_VMCORE is set.
-[ "$failed" = 0 ] && [ -z "${PFSCALE_KEEP_VMCORE:-}" ] && rm -f "$core"
+# pfvma: h_crash_maps's VMAs from its maple tree, against its own
+# /proc/self/maps printed just before the dump (it has not run since).
+g_maps=$(tr -d '\r' < "$log" | sed -n 's/^CRASHMAPS \([0-9a-f]*-[0-9a-f]* \)/\1/p' | grep -v '^READY')
+vma_hdr=$(grep -m1 -E "^pid $mpid \(h_crash_maps\) mm [0-9a-f]+: " "$crashout")
+c_maps=$(awk -v h="$vma_hdr" '$0 == h { on = 1; getline; next }
+	on && !/^[0-9a-f]+-[0-9a-f]+  / { exit } on' "$crashout")
+g_spp=$(echo "$g_maps" | awk '{ print $1, $2 }')
+c_spp=$(echo "$c_maps" | awk '{ print $1, $2 }')
+nmaps=$(echo "$g_maps" | grep -c .)
+echo "# pfvma: $vma_hdr"
+if [ -n "$mpid" ] && [ "$nmaps" -gt 200 ] && [ "$g_spp" = "$c_spp" ]; then
+	ok "pfvma lists the same $nmaps VMAs as /proc/$mpid/maps (start, end, perms)"
+else
+	notok "pfvma lists the same VMAs as /proc/PID/maps (guest $nmaps, crash $(echo "$c_maps" | grep -c .): $(diff <(echo "$g_spp") <(echo "$c_spp") | grep '^[<>]' | head -6 | tr '\n' ' '))"
+fi
+# pgoff and the name: maps prints d_path, pfvma the dentry name (shmem's
+# "/dev/zero (deleted)" is the dentry "dev/zero"); compare basenames.
+g_pn=$(echo "$g_maps" | awk '{ n = ""; for (i = 6; i <= NF; i++) n = n (n == "" ? "" : " ") $i
+	sub(/ \(deleted\)$/, "", n); sub(/.*\//, "", n); print $1, $3, n }')
+c_pn=$(echo "$c_maps" | awk '{ n = $6; sub(/.*\//, "", n); print $1, $3, n }')
+nfile=$(echo "$c_maps" | awk '$4 == "file"' | grep -c .)
+if [ -n "$g_pn" ] && [ "$g_pn" = "$c_pn" ] && [ "$nfile" -ge 4 ] &&
+	echo "$c_maps" | grep -q ' \[stack\]$' && echo "$c_maps" | grep -q ' rw-s .* file '; then
+	ok "pfvma pgoff and names agree with maps ($nfile file VMAs, [stack], rw-s shared)"
+else
+	notok "pfvma pgoff and names agree with maps: $(diff <(echo "$g_pn") <(echo "$c_pn") | grep '^[<>]' | head -6 | tr '\n' ' ')"
+fi
+height=$(echo "$vma_hdr" | sed -n 's/.* maple tree height \([0-9]*\), \([0-9]*\) nodes$/\1 \2/p')
+if [ -n "$height" ] && [ "${height% *}" -ge 2 ] && [ "${height#* }" -gt 1 ]; then
+	ok "pfvma walked internal maple nodes and found no inconsistency (height ${height% *}, ${height#* } nodes)"
+else
+	notok "pfvma walked internal maple nodes consistently (header: '$vma_hdr')"
+fi
+if [ "$(grep -c "^pfvma: no task with pid 999999\$" "$crashout")" = 1 ]; then
+	ok "pfvma of an unknown pid says so in one line"
+else
+	notok "pfvma of an unknown pid says so in one line"
+fi
+if grep -qE 'pfscale: |no pfscale patches' "$crashout"; then
+	notok "no extension error on the patched kernel: $(grep -m1 -E 'pfscale: |no pfscale patches' "$crashout")"
+else
+	ok "no extension error or 'no pfscale patches' line on the patched kernel"
+fi
+
+# The kdump-compressed dump (-z): crash reads it like the ELF one.
+if [ ! -s "$corez" ]; then
+	notok "QEMU wrote a kdump-compressed (-z) vmcore (see $out/crash-monitor.log)"
+else
+	printf 'extend %s\npfcounters\nquit\n' "$so" > "$cmds.z"
+	timeout 300 crash -s "$art/vmlinux" "$corez" -i "$cmds.z" > "$crashout.z" 2>&1 </dev/null
+	z_cnt=$(sed -n '/pfscale.so: shared object loaded/,$p' "$crashout.z" |
+		grep -E '^[a-z_0-9]+ [0-9]+$' | sort)
+	if ! grep -q 'pfscale.so: shared object loaded' "$crashout.z"; then
+		skip "crash reads the -z (kdump-compressed) vmcore" \
+			"crash 8.0.2 cannot open it: $(grep -m1 -iE 'crash:|error|not a' "$crashout.z")"
+	elif [ -n "$g_cnt" ] && [ "$g_cnt" = "$z_cnt" ]; then
+		ok "pfcounters on the -z (kdump-compressed) vmcore equals the guest's counters"
+	else
+		notok "pfcounters on the -z vmcore equals the guest's counters: $(diff <(echo "$g_cnt") <(echo "$z_cnt") | grep '^[<>]' | head -4 | tr '\n' ' ')"
+	fi
+fi
+
+# The paging dump (-p): gdb with the kernel's and pfscale's scripts.
+gout=$out/crash-gdb-paging.out
+if ! command -v gdb >/dev/null || [ ! -f "$art/vmlinux-gdb.py" ]; then
+	skip "gdb pf-counters on the -p vmcore" "no gdb or no vmlinux-gdb.py"
+elif [ ! -s "$corep" ]; then
+	notok "QEMU wrote a paging (-p) vmcore (see $out/crash-monitor.log)"
+else
+	timeout 300 gdb -batch -nx "$art/vmlinux" "$corep" \
+		-ex "source $art/vmlinux-gdb.py" \
+		-ex "source $top/gdb-scripts/pfscale.py" \
+		-ex 'echo @@counters\n' -ex 'pf-counters --json' \
+		-ex 'echo @@end\n' > "$gout" 2>&1 </dev/null
+	p_cnt=$(awk '/^@@/ { on = ($0 == "@@counters"); next } on' "$gout" | python3 -c '
+import json, sys
+for k, v in json.loads(sys.stdin.read())["counters"].items():
+    print(k, v)' 2>/dev/null | sort)
+	# For the record: gdb on the plain ELF dump, which has no virtual
+	# addresses, silently reads vmlinux's initial data instead.
+	e_cnt=$(timeout 300 gdb -batch -nx "$art/vmlinux" "$core" \
+		-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
+		-ex 'pf-counters' 2>/dev/null </dev/null | awk '$1 == "anon_fault_locked" { print $2 }')
+	echo "# gdb on the plain ELF vmcore: anon_fault_locked '$e_cnt' (guest: $(echo "$g_cnt" | awk '$1 == "anon_fault_locked" { print $2 }'))"
+	if [ -n "$g_cnt" ] && [ "$g_cnt" = "$p_cnt" ]; then
+		ok "gdb pf-counters --json on the -p (paging) vmcore equals the guest's counters"
+	else
+		notok "gdb pf-counters --json on the -p vmcore equals the guest's counters (see $gout): $(diff <(echo "$g_cnt") <(echo "$p_cnt") | grep '^[<>]' | head -4 | tr '\n' ' ')"
+	fi
+fi
+
+# The dumps (512 MB each, less for -z) are kept only when something failed,
+# to look into, or when PFSCALE_KEEP_VMCORE is set.
+[ "$failed" = 0 ] && [ -z "${PFSCALE_KEEP_VMCORE:-}" ] && rm -f "$core" "$corez" "$corep"
 exit 0
