@@ -76,6 +76,16 @@ shell: kernel-test $(BUILD)/initramfs.cpio
 	qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -t 100000 -l $(BUILD)/shell-console.log
 
+# vmcores of a racing guest (VMCORE_AT=panic: of a panicked one) for crash and
+# gdb in build/vmcore/, and the command lines that open them (docs/debuggers.md).
+# VMCORE_ARGS: extra kernel command line, e.g. pfscale.atomic_pte=1.
+VMCORE_AT ?= race
+VMCORE_ARGS ?=
+.PHONY: vmcore
+vmcore: kernel-test $(BUILD)/initramfs.cpio
+	crash/vmcore.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
+		-c $(SMP) -m $(MEM) -w $(VMCORE_AT) -a "$(VMCORE_ARGS)" -o $(BUILD)/vmcore
+
 test: kernel-test $(BUILD)/initramfs.cpio
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
