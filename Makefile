@@ -2,6 +2,7 @@
 #
 #   make run    build what is missing, boot, run the race demo, show it
 #   make test   build, boot the `test` kernel, run every test, summarise
+#   make soak   loop the guest race tests for DURATION seconds per fault path
 #   make bench  boot the `perf` kernel once, run the fault benchmarks, report
 #
 # The kernel tree and builds live outside the clone, in $(PFSCALE_CACHE).
@@ -30,7 +31,7 @@ BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs run test shell bench clean
+.PHONY: all deps kernel kernel-test kernel-perf initramfs run test soak shell bench clean
 all: run
 
 deps:
@@ -76,6 +77,23 @@ shell: kernel-test $(BUILD)/initramfs.cpio
 	qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -t 100000 -l $(BUILD)/shell-console.log
 
+# gdb on a running guest: boot it with the gdbstub in the background, open gdb
+# with vmlinux, vmlinux-gdb.py and gdb-scripts/pfscale.py loaded and attached;
+# the guest stops when gdb exits. Non-interactive:
+#   make gdb GDB_BATCH='-batch -ex "pf-counters"'
+# GDB_RUN: guest run scripts; GDB_ARGS: extra kernel command line.
+GDB_PORT ?= 1234
+GDB_RUN ?= gdbmm,gdbmap
+GDB_ARGS ?=
+GDB_BATCH ?=
+GDB_ART ?= $$(cat $(BUILD)/kernel-test.path)
+GDB_LOG ?= $(BUILD)/gdb-console.log
+.PHONY: gdb
+gdb: kernel-test $(BUILD)/initramfs.cpio
+	gdb-scripts/session.sh -k $(GDB_ART) -i $(BUILD)/initramfs.cpio -p $(GDB_PORT) \
+		-r $(GDB_RUN) -a "$(GDB_ARGS)" -c $(SMP) -m $(MEM) -l $(GDB_LOG) \
+		-- $(GDB_BATCH)
+
 # vmcores of a racing guest (VMCORE_AT=panic: of a panicked one) for crash and
 # gdb in build/vmcore/, and the command lines that open them (docs/debuggers.md).
 # VMCORE_ARGS: extra kernel command line, e.g. pfscale.atomic_pte=1.
@@ -89,6 +107,12 @@ vmcore: kernel-test $(BUILD)/initramfs.cpio
 test: kernel-test $(BUILD)/initramfs.cpio
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
+
+# Soak: loop the guest race tests for DURATION seconds on each fault path.
+DURATION ?= 1800
+soak: kernel-test $(BUILD)/initramfs.cpio
+	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
+		-c $(SMP) -m $(MEM) -o $(BUILD)/soak -s $(DURATION)
 
 # Benchmarks: the perf kernel (no debug options), one boot, ratios from it.
 bench: kernel-perf $(BUILD)/initramfs.cpio

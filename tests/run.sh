@@ -4,15 +4,24 @@
 # and print one summary whose last line is "N passed, N failed, N skipped".
 #
 #   tests/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] -o OUTDIR
+#                [-s SECS]
+#
+# -s SECS: soak instead: loop the guest tests for SECS seconds on each path
+# (guest/run/soak), no host-side tests.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-art= initrd= cpus=4 mem=1024 out=build/test
-while getopts "k:i:c:m:o:" o; do
+art= initrd= cpus=4 mem=1024 out=build/test soak=
+while getopts "k:i:c:m:o:s:" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
-	o) out=$OPTARG ;; *) exit 2 ;;
+	o) out=$OPTARG ;; s) soak=$OPTARG ;; *) exit 2 ;;
 	esac
 done
+runlist=tests soakargs=
+if [ -n "$soak" ]; then
+	runlist=soak soakargs="pfscale.soak=$soak"
+	export PFSCALE_TEST_TIMEOUT=$((soak + 900))
+fi
 mkdir -p "$out"
 pass=0 fail=0 skip=0
 result() {	# result ok|fail|skip NAME
@@ -64,16 +73,16 @@ boot_guest() {
 }
 
 # Every guest test runs on both fault paths, in two boots of one kernel.
-boot_guest stock tests
+boot_guest stock $runlist "$soakargs"
 if grep -qx 'CONFIG_PFSCALE_ATOMIC_PTE=y' "$art/.config"; then
-	boot_guest atomic tests pfscale.atomic_pte=1
+	boot_guest atomic $runlist "pfscale.atomic_pte=1 $soakargs"
 else
 	result skip "[atomic] guest tests on the atomic path (kernel built without CONFIG_PFSCALE_ATOMIC_PTE)"
 fi
 
 # Host-side tests: each tests/host/*.sh prints TAP lines like the guest.
 for t in "$top"/tests/host/*.sh; do
-	[ -x "$t" ] || continue
+	[ -x "$t" ] && [ -z "$soak" ] || continue
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*"# SKIP"*) result skip "${line#ok - }" ;;
