@@ -1,0 +1,267 @@
+#
+# pfscale gdb helpers: a process's mm_struct and its VMAs (pf-mm)
+#
+# The VMAs are the entries of mm->mm_mt, walked node by node (maple.py);
+# the counters, locks and per-thread rss deltas are read from the mm and
+# the tasks that share it (tasks.py).
+#
+
+import gdb
+
+from pfscale_gdb import maple, pgtable, tasks, util
+
+
+VM_READ, VM_WRITE, VM_EXEC, VM_SHARED = 0x1, 0x2, 0x4, 0x8
+
+# kernel/locking/rwsem.c
+RWSEM_WRITER_LOCKED = 1 << 0
+RWSEM_FLAG_WAITERS = 1 << 1
+RWSEM_FLAG_HANDOFF = 1 << 2
+RWSEM_READER_SHIFT = 8
+RWSEM_READER_OWNED = 1 << 0
+RWSEM_NONSPINNABLE = 1 << 1
+RWSEM_OWNER_FLAGS_MASK = RWSEM_READER_OWNED | RWSEM_NONSPINNABLE
+
+ULONG = 2**64 - 1
+
+
+def counter(v):
+    """The value of an atomic_t / atomic_long_t."""
+    return int(v["counter"])
+
+
+def perms(flags):
+    return "".join((
+        "r" if flags & VM_READ else "-",
+        "w" if flags & VM_WRITE else "-",
+        "x" if flags & VM_EXEC else "-",
+        "s" if flags & VM_SHARED else "p"))
+
+
+def dentry_path(dentry):
+    """The path of a dentry up to its filesystem's root (mounts ignored);
+    a root dentry with a name of its own (shmem's "dev/zero") gives it."""
+    names = []
+    for _ in range(64):
+        parent = dentry["d_parent"]
+        if int(parent) == int(dentry):
+            if not names:
+                names.append(dentry["d_name"]["name"].string().strip("/"))
+            break
+        names.append(dentry["d_name"]["name"].string())
+        dentry = parent
+    return "/" + "/".join(reversed(names))
+
+
+def special_name(vma):
+    """[vdso], [vvar], ... of a _install_special_mapping() VMA, or None."""
+    ops = int(vma["vm_ops"])
+    if not ops:
+        return None
+    try:
+        sm = int(gdb.parse_and_eval("&special_mapping_vmops"))
+    except gdb.error:
+        return None
+    if ops != sm or not int(vma["vm_private_data"]):
+        return None
+    spec = vma["vm_private_data"].cast(
+        gdb.lookup_type("struct vm_special_mapping").pointer())
+    return spec["name"].string() if int(spec["name"]) else None
+
+
+def vma_info(mm, vma):
+    start, end = int(vma["vm_start"]), int(vma["vm_end"])
+    flags = int(vma["vm_flags"])
+    f = int(vma["vm_file"])
+    if f:
+        kind = "file"
+        name = dentry_path(vma["vm_file"]["f_path"]["dentry"])
+    else:
+        kind = "anon"
+        name = special_name(vma)
+        if name:
+            kind = "special"
+        elif start <= int(mm["brk"]) and end >= int(mm["start_brk"]):
+            name = "[heap]"
+        elif start <= int(mm["start_stack"]) <= end:
+            name = "[stack]"
+    return {
+        "vma": "0x{:x}".format(int(vma)),
+        "start": "0x{:x}".format(start),
+        "end": "0x{:x}".format(end),
+        "perms": perms(flags),
+        "flags": "0x{:x}".format(flags),
+        "pgoff": int(vma["vm_pgoff"]),
+        "kind": kind,
+        "anon_vma": int(vma["anon_vma"]) != 0,
+        "name": name or "",
+    }
+
+
+def vmas(mm):
+    """The VMAs of mm (a struct mm_struct * gdb.Value) from mm->mm_mt."""
+    vtype = gdb.lookup_type("struct vm_area_struct").pointer()
+    out = []
+    for first, last, entry in maple.entries(mm["mm_mt"]):
+        vma = gdb.Value(entry).cast(vtype)
+        info = vma_info(mm, vma)
+        if int(info["start"], 16) != first or \
+                int(info["end"], 16) - 1 != last:
+            raise util.PfError(
+                "maple slot 0x{:x}-0x{:x} holds vma 0x{:x} of {}-{}: tree "
+                "changing or corrupt".format(first, last, entry,
+                                             info["start"], info["end"]))
+        out.append(info)
+    return out
+
+
+def rwsem_state(sem):
+    count = counter(sem["count"]) & ULONG
+    owner = counter(sem["owner"]) & ULONG
+    readers = count >> RWSEM_READER_SHIFT & ((1 << 55) - 1)
+    if count & RWSEM_WRITER_LOCKED:
+        state = "write-locked"
+    elif readers:
+        state = "read-locked by {}".format(readers)
+    else:
+        state = "unlocked"
+    flags = [n for bit, n in ((RWSEM_FLAG_WAITERS, "waiters"),
+                              (RWSEM_FLAG_HANDOFF, "handoff"))
+             if count & bit]
+    otask = owner & ~RWSEM_OWNER_FLAGS_MASK & ULONG
+    odesc = ""
+    if otask:
+        t = gdb.Value(otask).cast(
+            gdb.lookup_type("struct task_struct").pointer())
+        try:
+            odesc = "{} ({})".format(int(t["pid"]), t["comm"].string())
+        except gdb.MemoryError:
+            odesc = "?"
+        if owner & RWSEM_READER_OWNED:
+            odesc = "last reader " + odesc
+    return {
+        "count": "0x{:x}".format(count),
+        "state": state,
+        "flags": flags,
+        "owner": "0x{:x}".format(owner),
+        "owner_task": odesc,
+    }
+
+
+def spinlock_state(lock):
+    raw = lock["rlock"]
+    val = counter(raw["raw_lock"]["val"])
+    out = {"val": "0x{:x}".format(val),
+           "state": "locked" if val & 0xff else "unlocked"}
+    try:
+        cpu = int(raw["owner_cpu"])
+        out["owner_cpu"] = cpu if cpu >= 0 and cpu != 0xffffffff else None
+    except gdb.error:
+        pass
+    return out
+
+
+def mm_report(pid_arg):
+    pid, task, mm = pgtable.target_mm(pid_arg)
+    rss = tasks.rss_report(pid)
+    vs = vmas(mm)
+    return {
+        "pid": pid,
+        "tgid": int(task["tgid"]),
+        "comm": task["comm"].string(),
+        "mm": "0x{:x}".format(int(mm)),
+        "pgd": "0x{:x}".format(int(mm["pgd"])),
+        "mm_users": counter(mm["mm_users"]),
+        "mm_count": counter(mm["mm_count"]),
+        "map_count": int(mm["map_count"]),
+        "pgtables_bytes": counter(mm["pgtables_bytes"]),
+        "mmap_lock": rwsem_state(mm["mmap_lock"]),
+        "page_table_lock": spinlock_state(mm["page_table_lock"]),
+        "rss": {
+            "mm_counters": rss["mm_counters"],
+            "delta_sum": rss["delta_sum"],
+            "split_counters": rss["split_counters"],
+            "rss_mm": rss["rss_mm"],
+            "rss_split": rss["rss_split"],
+        },
+        "threads": rss["threads"],
+        "vmas": vs,
+    }
+
+
+def write_report(r):
+    w = gdb.write
+    w("pid {} ({}) tgid {} mm {} pgd {}\n".format(
+        r["pid"], r["comm"], r["tgid"], r["mm"], r["pgd"]))
+    w("mm_users {}  mm_count {}  map_count {}  pgtables_bytes {}\n".format(
+        r["mm_users"], r["mm_count"], r["map_count"], r["pgtables_bytes"]))
+    ml = r["mmap_lock"]
+    w("mmap_lock {} (count {}{}{})\n".format(
+        ml["state"], ml["count"],
+        ", " + " ".join(ml["flags"]) if ml["flags"] else "",
+        ", owner " + ml["owner_task"] if ml["owner_task"] else ""))
+    pl = r["page_table_lock"]
+    w("page_table_lock {} (val {}{})\n".format(
+        pl["state"], pl["val"],
+        ", cpu {}".format(pl["owner_cpu"])
+        if pl.get("owner_cpu") is not None else ""))
+    rss = r["rss"]
+    names = list(rss["mm_counters"])
+    w("{:>27}".format("") + "".join(" {:>10}".format(n) for n in names) +
+      "\n")
+    for label, key in (("mm->rss_stat", "mm_counters"),
+                       ("thread deltas", "delta_sum"),
+                       ("sum", "split_counters")):
+        w("{:>27}".format(label) + "".join(
+            " {:>10}".format(rss[key][n]) for n in names) + "\n")
+    w("rss_mm {}  rss_split {} pages\n".format(rss["rss_mm"],
+                                               rss["rss_split"]))
+    w("\n{} thread(s):\n{:>8} {:<16} {:>7}".format(
+        len(r["threads"]), "pid", "comm", "events") +
+      "".join(" {:>10}".format(n) for n in names) + "\n")
+    for t in r["threads"]:
+        d = t.get("delta", {})
+        w("{:>8} {:<16} {:>7}".format(t["pid"], t["comm"],
+                                      t.get("events", "-")) +
+          "".join(" {:>10}".format(d.get(n, "-")) for n in names) + "\n")
+    w("\n{} VMA(s):\n{:>25} {:<4} {:>9} {:<7} {}\n".format(
+        len(r["vmas"]), "start-end", "perm", "pgoff", "kind", "name"))
+    for v in r["vmas"]:
+        w("{:>12}-{:<12} {:<4} {:>9x} {:<7} {}\n".format(
+            v["start"][2:], v["end"][2:], v["perms"], v["pgoff"],
+            v["kind"] + ("+av" if v["anon_vma"] else ""),
+            v["name"]).rstrip() + "\n")
+    if len(r["vmas"]) != r["map_count"]:
+        w("pf-mm: warning: {} VMAs in mm_mt but map_count {}\n".format(
+            len(r["vmas"]), r["map_count"]))
+
+
+class PfMm(gdb.Command):
+    """Show a process's mm_struct, its VMAs and the threads sharing it.
+
+pf-mm [PID] [--json]: the mm of task PID (default: the current task):
+mm_users, mm_count, map_count, pgtables_bytes, the mmap_lock (rwsem count,
+read/write state, owner) and page_table_lock; the rss counters of the mm,
+the sum of the threads' unsynced task->rss_stat deltas and rss_mm /
+rss_split; every thread with its deltas; and every VMA, walked from the
+maple tree mm->mm_mt, as start-end, perms (rwx, p or s), pgoff (in pages,
+hex), kind (anon, file or special; +av if it has an anon_vma) and name
+(file path, [heap], [stack], [vdso], ...). --json prints one JSON object
+with the same fields."""
+
+    def __init__(self):
+        super(PfMm, self).__init__("pf-mm", gdb.COMMAND_DATA)
+
+    @util.one_line_errors("pf-mm")
+    def invoke(self, arg, from_tty):
+        args, opts = util.split_args(arg)
+        if len(args) > 1 or opts - {"--json"}:
+            raise util.PfError("usage: pf-mm [PID] [--json]")
+        r = mm_report(args[0] if args else None)
+        if "--json" in opts:
+            util.write_json(r)
+        else:
+            write_report(r)
+
+
+PfMm()
