@@ -1,0 +1,321 @@
+#
+# pfscale gdb helpers: breakpoints on the lost page-fault races
+#
+# Every loss site ends in pfscale_count(PFSCALE_..._lost), a per-CPU
+# "incq %gs:pfscale_counters+8*N". With -O2 the sites are inlined (mostly
+# into __handle_mm_fault) and their source lines are scattered, so the
+# breakpoints go on those increment instructions themselves: they are
+# found by disassembling the functions that hold the sites named in
+# pfscale_counter_desc[].site, and each one's counter is known from its
+# operand. At a hit the loser's struct vm_fault is read from the inlined
+# frames (vmf is the address of __handle_mm_fault's stack local, which the
+# DWARF keeps); the PTE found is read through vmf->pte, i.e. the winner's
+# entry. Without vmf (the page-table populate sites) the address is %cr2
+# and the PTE is read by a page-table walk.
+#
+
+import re
+import struct
+
+import gdb
+
+from linux import cpus
+
+from pfscale_gdb import counters, pgtable, util
+
+
+INC_RE = re.compile(r"^\s*(?:=>\s*)?(0x[0-9a-f]+)\s*(?:<[^>]*>)?:\s*"
+                    r"(?:lock\s+)?(?:inc|add)\w*\s.*"
+                    r"<pfscale_counters(?:\+(\d+))?>\s*$")
+
+# Sites whose loser compared the PTE with vmf->orig_pte; the others
+# expected an empty PTE.
+ORIG_PTE_SITES = ("pte_fault_same_lost", "wp_copy_lost", "swapin_lost")
+
+_sites = None
+_watch = None
+
+
+def outer_function(pc):
+    """(start, end) of the real (not inlined) function holding pc."""
+    block = gdb.block_for_pc(pc)
+    if block is None:
+        raise util.PfError("no debug info for 0x{:x}".format(pc))
+    while block.superblock is not None and \
+            not block.superblock.is_static and \
+            not block.superblock.is_global:
+        block = block.superblock
+    return block.start, block.end
+
+
+def site_code(name):
+    """Address ranges of the functions where site function name is (or is
+    inlined)."""
+    ranges = set()
+    try:
+        bp = gdb.Breakpoint(name, internal=True)
+    except (gdb.error, RuntimeError):
+        return ranges
+    try:
+        for loc in bp.locations:
+            if loc.address:
+                ranges.add(outer_function(loc.address))
+    finally:
+        bp.delete()
+    return ranges
+
+
+def loss_sites():
+    """[(pc, counter name)] of every increment of a *_lost counter."""
+    global _sites
+    if _sites is not None:
+        return _sites
+    descs = counters.counter_descs()
+    names = [d[0] for d in descs]
+    try:
+        base = gdb.lookup_type("struct pfscale_counters")["count"].bitpos // 8
+    except (gdb.error, KeyError):
+        base = 0
+    ranges = set()
+    for name, site, _ in descs:
+        if name.endswith("_lost") and site:
+            ranges |= site_code(site)
+    if not ranges:
+        raise util.PfError("no lost-race site found in the kernel's code")
+    sites = []
+    for start, end in sorted(ranges):
+        text = gdb.execute("disassemble 0x{:x},0x{:x}".format(start, end),
+                           to_string=True)
+        for line in text.splitlines():
+            m = INC_RE.match(line)
+            if not m:
+                continue
+            idx = (int(m.group(2) or 0) - base) // 8
+            if 0 <= idx < len(names) and names[idx].endswith("_lost"):
+                sites.append((int(m.group(1), 16), names[idx]))
+    if not sites:
+        raise util.PfError("no pfscale_counters increment of a *_lost "
+                           "counter in the site functions")
+    _sites = sorted(set(sites))
+    return _sites
+
+
+def read_u64(addr):
+    mem = gdb.selected_inferior().read_memory(addr, 8)
+    return struct.unpack("<Q", bytes(mem))[0]
+
+
+def frame_var(name, depth=8):
+    """The first readable variable name in the innermost frames."""
+    frame = gdb.newest_frame()
+    for _ in range(depth):
+        if frame is None:
+            break
+        try:
+            val = frame.read_var(name)
+            if not val.is_optimized_out:
+                val.fetch_lazy()
+                return val
+        except (ValueError, gdb.error, gdb.MemoryError):
+            pass
+        frame = frame.older()
+    return None
+
+
+def pte_value(val):
+    """The int in a pte_t (or None if unreadable)."""
+    try:
+        return int(val["pte"])
+    except (gdb.error, gdb.MemoryError, TypeError):
+        return None
+
+
+def describe(counter):
+    """What the loser at the current stop saw: a dict."""
+    cpu = cpus.get_current_cpu()
+    task = gdb.parse_and_eval("$lx_current()")
+    r = {"cpu": cpu, "pid": int(task["pid"]), "comm": task["comm"].string(),
+         "counter": counter, "pc": "0x{:x}".format(int(gdb.newest_frame()
+                                                      .pc()))}
+    vmf = frame_var("vmf")
+    addr = found = expected = ours = None
+    if vmf is not None:
+        try:
+            addr = int(vmf["address"])
+            pte_p = int(vmf["pte"])
+            if pte_p:
+                found = read_u64(pte_p)
+            if counter in ORIG_PTE_SITES:
+                expected = pte_value(vmf["orig_pte"])
+            r["source"] = "vmf"
+        except (gdb.error, gdb.MemoryError):
+            addr = None
+    if addr is None:
+        addr = int(gdb.parse_and_eval("$cr2")) & (2**64 - 1)
+        r["source"] = "cr2"
+    if expected is None and counter not in ORIG_PTE_SITES:
+        expected = 0
+    entry = frame_var("entry")
+    if entry is not None:
+        ours = pte_value(entry)
+    if found is None and int(task["mm"]) and addr < pgtable.USER_TOP:
+        steps, _ = pgtable.walk(task["mm"], addr)
+        found = steps[-1][3]
+        r["found_level"] = steps[-1][0]
+    r["address"] = "0x{:x}".format(addr)
+    for key, val in (("expected", expected), ("found", found),
+                     ("ours", ours)):
+        r[key] = None if val is None else "0x{:016x}".format(val)
+    r["found_present"] = bool(found is not None and found & 1)
+    r["found_flags"] = pgtable.flag_names(found) if found is not None \
+        else ""
+    return r
+
+
+def format_loss(n, r):
+    line = ("loss {} cpu {} pid {} ({}) {} addr {} expected {} found {} [{}]"
+            .format(n, r["cpu"], r["pid"], r["comm"], r["counter"],
+                    r["address"], r["expected"] or "?", r["found"] or "?",
+                    r["found_flags"]))
+    if r["ours"]:
+        line += " ours {}".format(r["ours"])
+    if r.get("found_level", "pte") != "pte":
+        line += " (walk ends at {})".format(r["found_level"])
+    return line
+
+
+class LossBreakpoint(gdb.Breakpoint):
+    """A breakpoint on one loss site's counter increment."""
+
+    def __init__(self, watch, pc, counter):
+        super(LossBreakpoint, self).__init__("*0x{:x}".format(pc),
+                                             internal=True)
+        self.watch = watch
+        self.counter = counter
+
+    def stop(self):
+        return self.watch.hit(self.counter)
+
+
+class Watch(object):
+    def __init__(self, count, stop_each, as_json):
+        self.count = count
+        self.stop_each = stop_each
+        self.as_json = as_json
+        self.seen = 0
+        self.bps = [LossBreakpoint(self, pc, c) for pc, c in loss_sites()]
+
+    def done(self):
+        return self.count is not None and self.seen >= self.count
+
+    def hit(self, counter):
+        if self.done():
+            return False
+        self.seen += 1
+        try:
+            r = describe(counter)
+        except (util.PfError, gdb.error, gdb.MemoryError, ValueError) as e:
+            r = None
+            gdb.write("pf-race-watch: loss {} ({}): {}\n".format(
+                self.seen, counter, str(e).strip().splitlines()[0]))
+        if r is not None:
+            if self.as_json:
+                r["loss"] = self.seen
+                util.write_json(r)
+            else:
+                gdb.write(format_loss(self.seen, r) + "\n")
+        gdb.flush()
+        return self.stop_each or self.done()
+
+    def remove(self):
+        for bp in self.bps:
+            if bp.is_valid():
+                bp.delete()
+        self.bps = []
+
+
+def clear():
+    global _watch
+    if _watch is not None:
+        _watch.remove()
+        _watch = None
+
+
+def on_stop(event):
+    if _watch is not None and _watch.done():
+        clear()
+
+
+class PfRaceWatch(gdb.Command):
+    """Report lost page-fault races as they happen.
+
+pf-race-watch [--count N] [--stop] [--json] | --list | --clear:
+put a breakpoint on every lost-race site (each pfscale_count() of a
+*_lost counter in the kernel's code), let the guest run, and print one
+line per loss: CPU, task (pid and comm), counter, faulting address, the
+PTE the loser expected (none, or vmf->orig_pte), the PTE it found (the
+winner's) with its flags, and the PTE it wanted to install when that is
+readable. After N losses (default: until interrupted) the breakpoints go
+and the guest stays stopped at the last loss. --stop returns to the prompt
+at every loss instead (the frame is the loss site: bt, info locals work);
+"continue" runs to the next, and the breakpoints go after N losses or with
+--clear. --list prints the sites; --json prints one object per loss."""
+
+    def __init__(self):
+        super(PfRaceWatch, self).__init__("pf-race-watch", gdb.COMMAND_DATA)
+
+    @util.one_line_errors("pf-race-watch")
+    def invoke(self, arg, from_tty):
+        global _watch
+        count = None
+        rest = []
+        it = iter(gdb.string_to_argv(arg))
+        for w in it:
+            if w == "--count":
+                count = util.parse_int(next(it, ""), "count")
+                if count < 1:
+                    raise util.PfError("--count must be at least 1")
+            elif w.startswith("--count="):
+                count = util.parse_int(w[8:], "count")
+            else:
+                rest.append(w)
+        opts = set(rest)
+        if opts - {"--stop", "--json", "--list", "--clear"}:
+            raise util.PfError("usage: pf-race-watch [--count N] [--stop] "
+                               "[--json] | --list | --clear")
+        if "--clear" in opts:
+            clear()
+            return
+        sites = loss_sites()
+        if "--list" in opts:
+            for pc, c in sites:
+                gdb.write("0x{:x} {} {}\n".format(pc, c, gdb.execute(
+                    "info symbol 0x{:x}".format(pc),
+                    to_string=True).strip()))
+            return
+        clear()
+        _watch = Watch(count, "--stop" in opts, "--json" in opts)
+        gdb.write("pf-race-watch: {} breakpoints on {} lost-race counters{}"
+                  "\n".format(len(sites), len(set(c for _, c in sites)),
+                              ", {} losses".format(count) if count else
+                              ", until interrupted"))
+        gdb.flush()
+        if _watch.stop_each:
+            gdb.execute("continue")
+            return
+        watch = _watch
+        try:
+            while not watch.done():
+                seen = watch.seen
+                gdb.execute("continue")
+                if watch.seen == seen:      # stopped for another reason
+                    break
+        finally:
+            if _watch is watch:
+                clear()
+        gdb.write("pf-race-watch: {} losses seen, breakpoints removed\n"
+                  .format(watch.seen))
+
+
+gdb.events.stop.connect(on_stop)
+PfRaceWatch()
