@@ -1,8 +1,12 @@
 #!/bin/bash
 # Host-side test of the pfscale gdb helpers (gdb-scripts/pfscale.py): boot
-# the guest with a gdbstub, let tests/guest/h_gdb_map map a known region,
-# attach gdb and check pf-walk, pf-range, pf-counters and pf-rss against
-# what the guest saw in /proc/self/pagemap. Prints TAP-style lines.
+# the guest with a gdbstub, let tests/guest/h_gdb_map map a known region and
+# tests/guest/h_gdb_mm print its /proc/self/maps and RSS, attach gdb and
+# check pf-walk, pf-range, pf-counters, pf-rss and pf-mm against what the
+# guest saw; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
+# racing, and check that pf-race-watch reports real losses in its region;
+# then check `make gdb` non-interactively and the loader's one-line errors.
+# Prints TAP-style lines.
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/gdb.sh
 set -uo pipefail
@@ -25,7 +29,21 @@ checks=("helper printed its GDBMAP line"
 	"pf-rss split anon pages >= $touched"
 	"pf-walk on an unmapped address: one line, no traceback"
 	"pf-rss on pid 99999: one clear line"
-	"no Python traceback in the gdb output")
+	"h_gdb_mm printed its maps and RSS"
+	"pf-mm VMAs (start, end, perms) equal the guest's /proc/PID/maps"
+	"pf-mm rss_mm and rss_split equal the guest's statm and debugfs rss"
+	"pf-mm lists the threads, map_count equals the VMA count"
+	"pf-mm table shows every VMA and the mmap_lock"
+	"pf-mm on pid 99999: one clear line"
+	"pf-mm on a kernel thread: one clear line"
+	"no Python traceback in the gdb output"
+	"h_race_loop printed its region (pfscale.atomic_pte=1)"
+	"pf-race-watch --count 3 reports 3 losses of *_lost counters"
+	"every loss is in the helper's region, its found PTE present"
+	"the lost-race counters moved by >= 3 across the watch"
+	"pf-race-watch leaves no breakpoint behind, no traceback"
+	"make gdb GDB_BATCH=...: boots, attaches, runs pf-counters, ends the guest"
+	"scripts loaded without vmlinux-gdb.py: one line, no traceback")
 done_checks=0
 ok() { echo "ok - gdb: ${checks[$done_checks]}"; done_checks=$((done_checks + 1)); }
 notok() {
@@ -68,7 +86,7 @@ trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM
 
 rm -f "$log" "$gout"	# a stale log must not satisfy the wait below
-"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r gdbmap -g -p "$port" \
+"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r gdbmm,gdbmap -g -p "$port" \
 	-l "$log" -t 600 >"$out/gdb-boot.out" 2>&1 &
 qpid=$!
 
@@ -84,6 +102,10 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
 pid=$(field pid) addr=$(field addr) pfn0=$(field pfn0) nthreads=$(field threads)
 end=$(printf '0x%x' $((addr + pages * 4096)))
 echo "# guest: $line (gdbstub :$port)"
+tr -d '\r' <"$log" | sed -n 's/^GDBMM map //p' >"$out/gdbmm-maps"
+mmline=$(tr -d '\r' <"$log" | grep -m1 '^GDBMM pid=')
+mmpid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' <<<"$mmline")
+[ -n "$mmpid" ] || mmpid=99998
 
 timeout 300 gdb -batch -nx "$art/vmlinux" \
 	-ex "source $art/vmlinux-gdb.py" \
@@ -95,6 +117,10 @@ timeout 300 gdb -batch -nx "$art/vmlinux" \
 	-ex 'echo @@rss\n' -ex "pf-rss $pid --json" \
 	-ex 'echo @@unmapped\n' -ex "pf-walk 0x1000 $pid" \
 	-ex 'echo @@badpid\n' -ex 'pf-rss 99999' \
+	-ex 'echo @@mmjson\n' -ex "pf-mm $mmpid --json" \
+	-ex 'echo @@mm\n' -ex "pf-mm $mmpid" \
+	-ex 'echo @@mmbadpid\n' -ex 'pf-mm 99999' \
+	-ex 'echo @@mmkthread\n' -ex 'pf-mm 2' \
 	-ex 'echo @@end\n' >"$gout" 2>&1
 cleanup
 section() { awk -v s="@@$1" '/^@@/ { on = ($0 == s); next } on' "$gout"; }
@@ -135,6 +161,141 @@ bad=$(section badpid)
 [ "$(grep -c . <<<"$bad")" = 1 ] && grep -q 'no task with pid 99999' <<<"$bad"
 check $? "$(head -1 <<<"$bad")"
 
+[ -n "$mmline" ] && [ -s "$out/gdbmm-maps" ] && tr -d '\r' <"$log" | grep -q '^GDBMM end'
+check $? "${mmline:-no GDBMM line in $log}"
+
+# pf-mm against the guest: /proc/PID/maps has [vsyscall] too, which is the
+# gate area, not a VMA of the mm.
+mmjson=$(section mmjson)
+grep -v '\[vsyscall\]' "$out/gdbmm-maps" | awk '{ split($1, a, "-");
+	printf "0x%s 0x%s %s\n", a[1], a[2], $2 }' | sed 's/0x0*\([0-9a-f]\)/0x\1/g' \
+	>"$out/gdbmm-want"
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+for v in r["vmas"]:
+    print(v["start"], v["end"], v["perms"])' "$mmjson" >"$out/gdbmm-got" 2>/dev/null
+[ -s "$out/gdbmm-want" ] && diff -u "$out/gdbmm-want" "$out/gdbmm-got" >"$out/gdbmm-diff"
+check $? "$(wc -l <"$out/gdbmm-want") maps lines, $(wc -l <"$out/gdbmm-got") from pf-mm; see $out/gdbmm-diff"
+
+want_mm=$(sed -n 's/.* rss_mm=\([-0-9]*\).*/\1/p' <<<"$mmline")
+want_split=$(sed -n 's/.* rss_split=\([-0-9]*\).*/\1/p' <<<"$mmline")
+got=$(python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])["rss"]
+print(r["rss_mm"], r["rss_split"])' "$mmjson" 2>/dev/null)
+[ -n "$want_mm" ] && [ "$got" = "$want_mm $want_split" ]
+check $? "guest rss_mm=$want_mm rss_split=$want_split, pf-mm: ${got:-none}"
+
+want_threads=$(sed -n 's/.* threads=\([0-9]*\).*/\1/p' <<<"$mmline")
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+pids = [t["pid"] for t in r["threads"]]
+ok = (r["pid"] == int(sys.argv[2]) and int(sys.argv[2]) in pids and
+      len(pids) == int(sys.argv[3]) == r["mm_users"] and
+      r["map_count"] == len(r["vmas"]) and r["mmap_lock"]["state"] and
+      r["pgtables_bytes"] > 0)
+sys.exit(0 if ok else 1)' "$mmjson" "$mmpid" "$want_threads" 2>/dev/null
+check $? "$(head -c 300 <<<"$mmjson")"
+
+mmtab=$(section mm)
+n=$(grep -cE '^ *[0-9a-f]+-[0-9a-f]+ +[r-][w-][x-][ps] ' <<<"$mmtab")
+[ "$n" = "$(wc -l <"$out/gdbmm-got")" ] && grep -q '^mmap_lock ' <<<"$mmtab" &&
+	grep -q "^pid $mmpid (h_gdb_mm)" <<<"$mmtab"
+check $? "$n VMA rows; $(head -1 <<<"$mmtab")"
+
+bad=$(section mmbadpid)
+[ "$(grep -c . <<<"$bad")" = 1 ] && grep -q '^pf-mm: no task with pid 99999$' <<<"$bad"
+check $? "$(head -1 <<<"$bad")"
+
+bad=$(section mmkthread)
+[ "$(grep -c . <<<"$bad")" = 1 ] && grep -q '^pf-mm: pid 2 (.*) is a kernel thread' <<<"$bad"
+check $? "$(head -1 <<<"$bad")"
+
 ! grep -q Traceback "$gout" && grep -q '^@@end' "$gout"
 check $? "see $gout"
+
+# --- pf-race-watch on the atomic path ----------------------------------
+log=$out/gdb-race-console.log
+rout=$out/gdb-race.out
+rm -f "$log" "$rout"
+"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r gdbrace -g -p "$port" \
+	-a pfscale.atomic_pte=1 -l "$log" -t 600 >"$out/gdb-race-boot.out" 2>&1 &
+qpid=$!
+line=$(wait_console "$log" '^RACE pid=' 120 "$qpid")
+if [ -z "$line" ]; then
+	notok "no RACE line in $log within 120 s"
+	for i in 1 2 3 4; do notok "no race helper"; done
+	cleanup
+else
+	ok
+	echo "# guest: $line"
+	rstart=$(sed -n 's/.* region=\(0x[0-9a-f]*\)-.*/\1/p' <<<"$line")
+	rend=$(sed -n 's/.* region=0x[0-9a-f]*-\(0x[0-9a-f]*\).*/\1/p' <<<"$line")
+	sleep 2	# let the rounds start
+	timeout 300 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+		-ex "source $art/vmlinux-gdb.py" \
+		-ex "source $top/gdb-scripts/pfscale.py" \
+		-ex "target remote :$port" \
+		-ex 'echo @@before\n' -ex 'pf-counters --json' \
+		-ex 'echo @@watch\n' -ex 'pf-race-watch --count 3 --json' \
+		-ex 'echo @@step\n' -ex 'stepi' \
+		-ex 'echo @@after\n' -ex 'pf-counters --json' \
+		-ex 'echo @@bps\n' -ex 'maint info breakpoints' \
+		-ex 'echo @@end\n' >"$rout" 2>&1
+	cleanup
+	gout=$rout
+	watch=$(section watch | grep '^{')
+	python3 -c '
+import json, sys
+ls = [json.loads(l) for l in sys.argv[1].splitlines()]
+sys.exit(0 if len(ls) == 3 and all(l["counter"].endswith("_lost")
+                                   for l in ls) else 1)' "$watch" 2>/dev/null
+	check $? "$(section watch | head -c 300)"
+	python3 -c '
+import json, sys
+lo, hi = int(sys.argv[2], 16), int(sys.argv[3], 16)
+ls = [json.loads(l) for l in sys.argv[1].splitlines()]
+sys.exit(0 if ls and all(lo <= int(l["address"], 16) < hi and
+                         l["found_present"] and int(l["found"], 16) & 1
+                         for l in ls) else 1)' "$watch" "${rstart:-0}" "${rend:-0}" 2>/dev/null
+	check $? "region $rstart-$rend: $(head -c 300 <<<"$watch")"
+	python3 -c '
+import json, sys
+b = json.loads(sys.argv[1])["counters"]
+a = json.loads(sys.argv[2])["counters"]
+d = sum(a[n] - b[n] for n in a if n.endswith("_lost"))
+print(d)
+sys.exit(0 if d >= 3 else 1)' "$(section before)" "$(section after)" >"$out/gdb-race-delta" 2>/dev/null
+	check $? "lost counters moved by $(cat "$out/gdb-race-delta")"
+	! section bps | grep -qE '^-?[0-9]+ +breakpoint' && ! grep -q Traceback "$rout" &&
+		grep -q '^@@end' "$rout"
+	check $? "$(section bps | head -3 | tr '\n' ' ')"
+fi
+
+# --- make gdb, non-interactive ----------------------------------------
+while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+mout=$out/make-gdb.out
+timeout 300 make -s -C "$top" -o kernel-test -o build/initramfs.cpio gdb \
+	GDB_ART="$art" GDB_PORT="$port" GDB_LOG="$out/make-gdb-console.log" \
+	GDB_BATCH='-batch -ex "echo @@counters\n" -ex "pf-counters --json"' \
+	>"$mout" 2>&1
+rc=$?
+gout=$mout
+sleep 1
+section counters | grep '^{' | python3 -c '
+import json, sys
+c = json.loads(sys.stdin.read())["counters"]
+sys.exit(0 if c.get("anon_fault_locked", 0) > 0 else 1)' 2>/dev/null &&
+	[ $rc = 0 ] && ! grep -q Traceback "$mout" &&
+	! pgrep -f -- "-gdb tcp::$port( |\$)" >/dev/null
+check $? "rc $rc; $(pgrep -f -- "-gdb tcp::$port( |\$)" >/dev/null && echo 'QEMU still running;') see $mout"
+
+# --- loader errors (no guest) -----------------------------------------
+lout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+	-ex "source $top/gdb-scripts/pfscale.py" -ex 'pf-mm 1' 2>&1)
+[ "$(grep -c '^pfscale: source the kernel' <<<"$lout")" = 1 ] &&
+	! grep -q Traceback <<<"$lout"
+check $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
 exit 0
