@@ -65,7 +65,9 @@ $(BUILD)/guest/%: bench/%.c | deps
 
 initramfs: $(BUILD)/initramfs.cpio
 $(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scripts/initramfs.sh kernel-test
-	scripts/initramfs.sh $@ $(GUEST_PROGS)
+	tests/selftests/build.sh $$(cat $$(cat $(BUILD)/kernel-test.path)/source) $(BUILD)/selftests \
+		> $(BUILD)/selftests.list
+	scripts/initramfs.sh $@ $(GUEST_PROGS) $$(cat $(BUILD)/selftests.list)
 
 # The main job: boot the patched kernel and run the race demo.
 run: kernel-test $(BUILD)/initramfs.cpio
