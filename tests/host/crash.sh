@@ -62,12 +62,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mready=$(wait_console "$log" '^CRASHMAPS READY pid=[0-9]+$' 120 "$qpid")
+mready=$(wait_console "$log" '^CRASHMAPS READY pid=[0-9]+$' 300 "$qpid")
 mpid=${mready#CRASHMAPS READY pid=}
-ready=$(wait_console "$log" '^CRASHFIG READY pid=[0-9]+$' 120 "$qpid")
+ready=$(wait_console "$log" '^CRASHFIG READY pid=[0-9]+$' 300 "$qpid")
 ready=${ready#CRASHFIG READY pid=}
 if [ -z "$ready" ]; then
-	notok "guest helper h_crash_fig printed READY within 120 s (see $log)"
+	notok "guest helper h_crash_fig printed READY within 300 s (see $log)"
 	exit 0
 fi
 ok "guest helper h_crash_fig is ready (pid $ready)"
@@ -273,6 +273,47 @@ for k, v in json.loads(sys.stdin.read())["counters"].items():
 	else
 		notok "gdb pf-counters --json on the -p vmcore equals the guest's counters (see $gout): $(diff <(echo "$g_cnt") <(echo "$p_cnt") | grep '^[<>]' | head -4 | tr '\n' ' ')"
 	fi
+fi
+
+# A kernel without the pfscale patches (PFSCALE_STOCK_ART: an unpatched 6.1
+# build of the same config): extend and pfcounters say so in one line,
+# pfvma (which needs no patch) still equals the guest's maps.
+stock=${PFSCALE_STOCK_ART:-}
+if [ -z "$stock" ]; then
+	skip "on an unpatched kernel: one 'no pfscale patches' line, pfvma still works" \
+		"PFSCALE_STOCK_ART (an unpatched 6.1 artifact directory) not set"
+elif [ ! -f "$stock/bzImage" ] || [ ! -f "$stock/vmlinux" ] ||
+	grep -q ' pfscale_counter_desc$' "$stock/System.map" 2>/dev/null; then
+	notok "PFSCALE_STOCK_ART=$stock is an unpatched kernel with bzImage and vmlinux"
+else
+	score=$out/vmcore.stock slog=$out/crash-stock-console.log sout=$crashout.stock
+	rm -f "$score" "$sock" "$slog"
+	"$top/qemu/boot.sh" -q -k "$stock/bzImage" -i "$initrd" -r crashmaps,hang -M "$sock" \
+		-m 512 -l "$slog" -t 600 &
+	qpid=$!
+	trap cleanup EXIT
+	sready=$(wait_console "$slog" '^CRASHMAPS READY pid=[0-9]+$' 300 "$qpid")
+	spid=${sready#CRASHMAPS READY pid=}
+	[ -n "$spid" ] && monitor stop "dump-guest-memory $score" > "$out/crash-stock-monitor.log" 2>&1
+	cleanup
+	trap - EXIT
+	printf 'extend %s\npfcounters\npfvma %s\nquit\n' "$so" "${spid:-1}" > "$cmds.stock"
+	[ -s "$score" ] && timeout 300 crash -s "$stock/vmlinux" "$score" -i "$cmds.stock" \
+		> "$sout" 2>&1 </dev/null
+	s_maps=$(tr -d '\r' < "$slog" | sed -n 's/^CRASHMAPS \([0-9a-f]*-[0-9a-f]*\) \([^ ]*\) .*/\1 \2/p')
+	s_vma=$(awk '/^START-END/ { on = 1; next } on && !/^[0-9a-f]+-[0-9a-f]+  / { exit }
+		on { print $1, $2 }' "$sout" 2>/dev/null)
+	if [ -z "$spid" ] || [ ! -s "$score" ]; then
+		notok "unpatched kernel: h_crash_maps parked and QEMU dumped it (see $slog)"
+	elif [ "$(grep -c 'no pfscale patches (no pfscale_counter_desc symbol)' "$sout")" = 2 ] &&
+		grep -q '^pfcounters: this kernel has no pfscale patches' "$sout" &&
+		[ "$(grep -cE '^[a-z_0-9]+ [0-9]+$' "$sout")" = 0 ] &&
+		[ -n "$s_maps" ] && [ "$s_maps" = "$s_vma" ]; then
+		ok "on an unpatched kernel: one 'no pfscale patches' line each from extend and pfcounters, pfvma equals maps ($(echo "$s_maps" | grep -c .) VMAs)"
+	else
+		notok "on an unpatched kernel: one 'no pfscale patches' line, pfvma still works (see $sout)"
+	fi
+	[ "$failed" = 0 ] && rm -f "$score"
 fi
 
 # The dumps (512 MB each, less for -z) are kept only when something failed,
