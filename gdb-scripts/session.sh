@@ -63,7 +63,7 @@ for ((i = 0; i < 240; i++)); do
 done
 # Give the run scripts' helpers a moment to print what they mapped.
 sleep 2
-tr -d '\r' <"$log" | grep -E '^(GDBMAP|GDBMM|RACE|GDBBIG) pid=' >&2
+tr -d '\r' <"$log" | grep -E '^(GDBTHP|GDBMAP|GDBMM|RACE|GDBBIG) pid=' >&2
 # gdb ignores SIGINT for itself; keep ^C from killing this script, too.
 trap '' INT
 gdb -nx -q "$art/vmlinux" \

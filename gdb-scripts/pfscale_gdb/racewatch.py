@@ -158,8 +158,10 @@ def describe(counter):
     entry = frame_var("entry")
     if entry is not None:
         ours = pte_value(entry)
-    if found is None and int(task["mm"]) and addr < pgtable.USER_TOP:
-        steps, _ = pgtable.walk(task["mm"], addr)
+    paging = pgtable.detect() if found is None and int(task["mm"]) \
+        else None
+    if paging is not None and addr < paging.user_top:
+        steps, _ = pgtable.walk(task["mm"], addr, paging)
         found = steps[-1][3]
         r["found_level"] = steps[-1][0]
     r["address"] = "0x{:x}".format(addr)

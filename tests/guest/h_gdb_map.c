@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Guest helper for tests/host/gdb.sh: map 64 anonymous pages, touch pages
- * 0..47, print where they are, then sleep until the host kills QEMU.
+ * Guest helper for tests/host/gdb.sh: map 64 anonymous pages (THP off),
+ * touch pages 0..47, and map a 2 MiB-aligned MADV_HUGEPAGE region and
+ * touch it so that one huge PMD maps it; print where they are, then sleep
+ * until the host kills QEMU.
  *
+ *   GDBTHP pid=PID addr=0xADDR pfn0=PFN pfn5=PFN anonhuge_kb=KB
  *   GDBMAP pid=PID addr=0xADDR pfn0=PFN present=48 threads=N
+ *
+ * GDBTHP's pfn0/pfn5 are /proc/self/pagemap's PFNs of the huge region's
+ * pages 0 and 5, anonhuge_kb its VMA's AnonHugePages in /proc/self/smaps
+ * (2048 when a huge PMD maps it; the region is still printed otherwise).
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,6 +25,7 @@
 #define NPAGES 64
 #define NTOUCH 48
 #define NTHREADS 2
+#define HPAGE (2UL << 20)
 
 static char *region;
 
@@ -45,12 +54,68 @@ static uint64_t pagemap_entry(void *p)
 	return e;
 }
 
+static unsigned long long pfn_of(void *p)
+{
+	return pagemap_entry(p) & ((1ULL << 55) - 1);
+}
+
+/* AnonHugePages (kB) of the VMA that contains p, from /proc/self/smaps. */
+static long anon_huge_kb(void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	unsigned long lo, hi, a = (uintptr_t)p;
+	int in = 0;
+	long kb = -1;
+
+	if (!f) {
+		perror("smaps");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = lo <= a && a < hi;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* A 2 MiB-aligned MADV_HUGEPAGE region, every page written. */
+static char *map_huge(void)
+{
+	char *p, *h;
+	unsigned long i;
+
+	p = mmap(NULL, 2 * HPAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap huge");
+		exit(1);
+	}
+	h = (char *)(((uintptr_t)p + HPAGE - 1) & ~(HPAGE - 1));
+	if (h > p)
+		munmap(p, h - p);
+	if (h + HPAGE < p + 2 * HPAGE)
+		munmap(h + HPAGE, p + 2 * HPAGE - (h + HPAGE));
+	if (madvise(h, HPAGE, MADV_HUGEPAGE))
+		perror("madvise MADV_HUGEPAGE");
+	for (i = 0; i < HPAGE; i += PAGE)
+		h[i] = (char)(i / PAGE) + 1;
+	return h;
+}
+
 int main(void)
 {
 	pthread_t th[NTHREADS];
 	long i, present = 0;
-	uint64_t e;
+	char *huge;
 
+	huge = map_huge();
 	region = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED) {
@@ -70,10 +135,11 @@ int main(void)
 			if (pagemap_entry(region + i * PAGE) >> 63)
 				present++;
 	} while (present < NTOUCH);
-	e = pagemap_entry(region);
+	printf("GDBTHP pid=%d addr=%p pfn0=%llu pfn5=%llu anonhuge_kb=%ld\n",
+	       getpid(), (void *)huge, pfn_of(huge), pfn_of(huge + 5 * PAGE),
+	       anon_huge_kb(huge));
 	printf("GDBMAP pid=%d addr=%p pfn0=%llu present=%ld threads=%d\n",
-	       getpid(), (void *)region,
-	       (unsigned long long)(e & ((1ULL << 55) - 1)), present,
+	       getpid(), (void *)region, pfn_of(region), present,
 	       NTHREADS + 1);
 	fflush(stdout);
 	for (;;)

@@ -1,11 +1,12 @@
 #!/bin/bash
 # Host-side test of the pfscale gdb helpers (gdb-scripts/pfscale.py): boot
 # the guest with a gdbstub, let tests/guest/h_gdb_map map a known region and
-# tests/guest/h_gdb_mm print its /proc/self/maps and RSS, attach gdb and
-# check pf-walk, pf-range, pf-counters, pf-rss and pf-mm against what the
-# guest saw; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
+# a 2 MiB THP region and tests/guest/h_gdb_mm print its /proc/self/maps and
+# RSS, attach gdb and check pf-walk (4K and huge pmd, the paging levels),
+# pf-range, pf-counters, pf-rss and pf-mm against what the guest saw; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
 # racing, and check that pf-race-watch reports real losses in its region;
-# then check `make gdb` non-interactively and the loader's one-line errors.
+# then check `make gdb` non-interactively, the loader's one-line errors and
+# the walkers on synthetic 5-level tables (no guest).
 # Prints TAP-style lines.
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/gdb.sh
@@ -24,6 +25,11 @@ pages=64 touched=48
 checks=("helper printed its GDBMAP line"
 	"pf-walk PFN of page 0 equals pagemap's"
 	"pf-range finds exactly $touched present pages"
+	"helper's THP region is one huge pmd (AnonHugePages 2048 kB)"
+	"pf-walk in the THP region: 2M huge pmd, PFN = pagemap's pfn0 + 5"
+	"pf-range over the THP region: one present run of 512 pages, 2M x1"
+	"pf-walk on a never-touched page of the region: pte not present (none)"
+	"pf-walk detects 4-level paging (levels 4, p4d folded, CR4.LA57=0)"
 	"pf-counters --json has anon_fault_locked > 0"
 	"pf-rss --json lists the pid and its threads"
 	"pf-rss split anon pages >= $touched"
@@ -43,7 +49,8 @@ checks=("helper printed its GDBMAP line"
 	"the lost-race counters moved by >= 3 across the watch"
 	"pf-race-watch leaves no breakpoint behind, no traceback"
 	"make gdb GDB_BATCH=...: boots, attaches, runs pf-counters, ends the guest"
-	"scripts loaded without vmlinux-gdb.py: one line, no traceback")
+	"scripts loaded without vmlinux-gdb.py: one line, no traceback"
+	"synthetic 5-level and 4-level tables: walks, huge pmd, swap entry, runs")
 done_checks=0
 ok() { echo "ok - gdb: ${checks[$done_checks]}"; done_checks=$((done_checks + 1)); }
 notok() {
@@ -102,6 +109,14 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
 pid=$(field pid) addr=$(field addr) pfn0=$(field pfn0) nthreads=$(field threads)
 end=$(printf '0x%x' $((addr + pages * 4096)))
 echo "# guest: $line (gdbstub :$port)"
+thp=$(tr -d '\r' <"$log" | grep -m1 '^GDBTHP pid=')
+echo "# guest: ${thp:-no GDBTHP line}"
+tfield() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$thp"; }
+taddr=$(tfield addr) tpfn0=$(tfield pfn0) tpfn5=$(tfield pfn5)
+[ -n "$taddr" ] || taddr=0x200000
+tend=$(printf '0x%x' $((taddr + 2 * 1024 * 1024)))
+twalk=$(printf '0x%x' $((taddr + 5 * 4096 + 0x123)))
+untouched=$(printf '0x%x' $((addr + 50 * 4096)))
 tr -d '\r' <"$log" | sed -n 's/^GDBMM map //p' >"$out/gdbmm-maps"
 mmline=$(tr -d '\r' <"$log" | grep -m1 '^GDBMM pid=')
 mmpid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' <<<"$mmline")
@@ -113,6 +128,11 @@ timeout 300 gdb -batch -nx "$art/vmlinux" \
 	-ex "target remote :$port" \
 	-ex 'echo @@walk\n' -ex "pf-walk $addr $pid" \
 	-ex 'echo @@range\n' -ex "pf-range $addr $end $pid" \
+	-ex 'echo @@thpwalk\n' -ex "pf-walk $twalk $pid --json" \
+	-ex 'echo @@thpwalktext\n' -ex "pf-walk $taddr $pid" \
+	-ex 'echo @@thprange\n' -ex "pf-range $taddr $tend $pid" \
+	-ex 'echo @@untouched\n' -ex "pf-walk $untouched $pid" \
+	-ex 'echo @@walkjson\n' -ex "pf-walk $addr $pid --json" \
 	-ex 'echo @@counters\n' -ex 'pf-counters --json' \
 	-ex 'echo @@rss\n' -ex "pf-rss $pid --json" \
 	-ex 'echo @@unmapped\n' -ex "pf-walk 0x1000 $pid" \
@@ -130,6 +150,43 @@ check $? "want pfn=$pfn0: $(section walk | tail -1)"
 
 section range | grep -q ": $touched present pages in "
 check $? "$(section range | tail -1)"
+
+[ "$(tfield anonhuge_kb)" = 2048 ] && [ -n "$tpfn0" ] &&
+	[ "$tpfn5" = $((tpfn0 + 5)) ]
+check $? "${thp:-no GDBTHP line}"
+
+python3 -c '
+import json, sys
+w = json.loads(sys.argv[1])
+pfn = int(sys.argv[2]) + 5
+ok = (w["present"] and w["leaf_level"] == "pmd" and w["page_size"] == "2M"
+      and "huge" in w["steps"][-1]["flags"].split() and w["pfn"] == pfn and
+      int(w["phys"], 16) == pfn * 4096 + 0x123)
+sys.exit(0 if ok else 1)' "$(section thpwalk | grep '^{')" "${tpfn0:-0}" 2>/dev/null &&
+	section thpwalktext | grep -q "pfn=$tpfn0 .* page 2M (huge pmd)"
+check $? "want pmd 2M pfn=$((tpfn0 + 5)): $(section thpwalk | head -c 300)"
+
+tr=$(section thprange)
+[ "$(grep -c ' -> pfn ' <<<"$tr")" = 1 ] &&
+	grep -q "^$taddr-$tend -> pfn $(printf '0x%x-0x%x' "${tpfn0:-0}" $((tpfn0 + 511))) (512 pages; 2M x1)\$" <<<"$tr" &&
+	grep -q ': 512 present pages in 1 runs$' <<<"$tr"
+check $? "$(tr '\n' ' ' <<<"$tr")"
+
+un=$(section untouched)
+grep -q "^pf-walk: $untouched not mapped (pte not present)\$" <<<"$un" &&
+	grep -q '^  pte\[.*\[not present: none\]$' <<<"$un" &&
+	grep -q '^  pmd\[.*\[present ' <<<"$un"
+check $? "$(tail -2 <<<"$un" | tr '\n' ' ')"
+
+python3 -c '
+import json, sys
+w = json.loads(sys.argv[1])
+ok = (w["levels"] == 4 and [s["level"] for s in w["steps"]] ==
+      ["pgd", "pud", "pmd", "pte"] and "CR4.LA57=0" in w["levels_source"])
+sys.exit(0 if ok else 1)' "$(section walkjson | grep '^{')" 2>/dev/null &&
+	section walk | grep -q "^pf-walk $addr pid $pid (h_gdb_map) .* levels 4\$" &&
+	section walk | grep -q '^  p4d  *(folded into the pgd)$'
+check $? "$(section walk | head -1); $(section walkjson | grep -o '"levels_source": "[^"]*"')"
 
 section counters | python3 -c '
 import json, sys
@@ -298,4 +355,68 @@ lout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/v
 [ "$(grep -c '^pfscale: source the kernel' <<<"$lout")" = 1 ] &&
 	! grep -q Traceback <<<"$lout"
 check $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
+
+# --- 5-level walks on synthetic tables (no guest) ----------------------
+# This kernel has 4-level paging only (no CONFIG_X86_5LEVEL), so the
+# 5-level path of pgtable.py is exercised here, on tables in a dict.
+cat >"$out/pgtable-synth.py" <<'EOF_SYNTH'
+# Synthetic page tables through pgtable's walkers (no guest): 5-level and
+# 4-level walks, a huge pmd, and pf-range's runs.
+from pfscale_gdb import pgtable as pt
+
+mem = {}
+
+
+def put(table, idx, entry):
+    mem.setdefault(table, [0] * 512)[idx] = entry
+
+
+va5 = (1 << 55) | (3 << 39) | (5 << 30) | (7 << 21) | (9 << 12) | 0x234
+put(0x1000, va5 >> 48 & 511, 0x2067)          # pgd -> p4d
+put(0x2000, 3, 0x3067)                         # p4d -> pud
+put(0x3000, 5, 0x4067)                         # pud -> pmd
+put(0x4000, 7, 0x5067)                         # pmd -> pte
+put(0x4000, 8, 0x40000000 | 0x10e7)           # huge pmd, PAT bit set
+put(0x5000, 9, 0x8000000012345067)             # pte
+put(0x5000, 10, 0x12346067)                    # contiguous with pte 9
+put(0x5000, 11, 0x3e00)                        # a swap entry
+entry = lambda t, i: mem.get(t, [0] * 512)[i]  # noqa: E731
+table = lambda t: mem.get(t, [0] * 512)        # noqa: E731
+p5, p4 = pt.Paging(5, "synthetic"), pt.Paging(4, "synthetic")
+bad = []
+steps, res = pt.walk_tables(0x1000, va5, p5, entry)
+if [s[0] for s in steps] != ["pgd", "p4d", "pud", "pmd", "pte"] or \
+        res != (0x12345234, 12):
+    bad.append("5-level walk {} {}".format([s[0] for s in steps], res))
+steps, res = pt.walk_tables(0x1000, va5 + (1 << 21), p5, entry)
+if [s[0] for s in steps][-1] != "pmd" or res != (0x40000000 + 0x9234, 21):
+    bad.append("5-level huge pmd {}".format(res))
+steps, res = pt.walk_tables(0x1000, va5 + (2 << 12), p5, entry)
+if res is not None or "swap" not in pt.flag_names(steps[-1][3]):
+    bad.append("swap entry {}".format(pt.flag_names(steps[-1][3])))
+# 4-level: the same p4d table is now the top; p4d[3] indexes bits 39-47.
+va4 = va5 & ((1 << 48) - 1)
+steps, res = pt.walk_tables(0x2000, va4, p4, entry)
+if [s[0] for s in steps] != ["pgd", "pud", "pmd", "pte"] or \
+        res != (0x12345234, 12):
+    bad.append("4-level walk {} {}".format([s[0] for s in steps], res))
+lo = va5 & ~((1 << 21) - 1)
+runs = pt.range_runs(0x1000, lo, lo + (2 << 21), p5, table)
+want = [(lo + (9 << 12), 0x12345, 2, {12: 2}),
+        (lo + (1 << 21), 0x40000, 512, {21: 1})]
+if runs != want:
+    bad.append("5-level range {}".format(runs))
+try:
+    pt.user_addr(hex(va5), p4)
+    bad.append("0x{:x} accepted as a 4-level user address".format(va5))
+except Exception:
+    pass
+pt.user_addr(hex(va5), p5)
+print("SYNTH " + ("fail: " + "; ".join(bad) if bad else "ok"))
+EOF_SYNTH
+sout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
+	-ex "source $out/pgtable-synth.py" 2>&1)
+grep -qx 'SYNTH ok' <<<"$sout" && ! grep -q Traceback <<<"$sout"
+check $? "$(grep -m1 -E 'SYNTH|Error|error' <<<"$sout")"
 exit 0
