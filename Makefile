@@ -31,7 +31,7 @@ BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs run test soak shell bench clean
+.PHONY: all deps kernel kernel-test kernel-perf initramfs run test test-kasan soak shell bench clean
 all: run
 
 deps:
@@ -46,7 +46,7 @@ deps:
 	fi
 
 kernel: kernel-test
-kernel-test kernel-perf: kernel-%: deps
+kernel-test kernel-perf kernel-test+kasan: kernel-%: deps
 	@mkdir -p $(BUILD)
 	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
@@ -109,6 +109,11 @@ vmcore: kernel-test $(BUILD)/initramfs.cpio
 test: kernel-test $(BUILD)/initramfs.cpio
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
+
+# The test suite on a KASAN build of the test kernel (slower; not in make test).
+test-kasan: kernel-test+kasan $(BUILD)/initramfs.cpio
+	tests/run.sh -k $$(cat $(BUILD)/kernel-test+kasan.path) -i $(BUILD)/initramfs.cpio \
+		-c $(SMP) -m $(MEM) -o $(BUILD)/test-kasan
 
 # Soak: loop the guest race tests for DURATION seconds on each fault path.
 DURATION ?= 1800

@@ -13,6 +13,16 @@ linux_source_version() {
 		die "linux-source-6.1 is not installed (run: make deps)"
 }
 
+# The config fragments of a flavour, in merge order: base, then each part of
+# a flavour name like "test" or "test+kasan".
+flavour_fragments() {
+	local part
+	echo "$PFSCALE_TOP/kconfig/base.config"
+	for part in ${1//+/ }; do
+		echo "$PFSCALE_TOP/kconfig/$part.config"
+	done
+}
+
 # Hash of everything that decides what kernel we build for a flavour:
 # the linux-source version, the series and its patches, the config fragments.
 kernel_key() {
@@ -25,7 +35,8 @@ kernel_key() {
 			case "$p" in ''|\#*) continue ;; esac
 			cat "$PFSCALE_TOP/patches/$p"
 		done < "$PFSCALE_TOP/patches/series"
-		cat "$PFSCALE_TOP/kconfig/base.config" "$PFSCALE_TOP/kconfig/$flavour.config"
+		# shellcheck disable=SC2046
+		cat $(flavour_fragments "$flavour")
 	} | sha256sum | cut -c1-12
 }
 

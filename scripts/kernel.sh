@@ -14,8 +14,11 @@ set -euo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
 
-flavour=${1:?usage: kernel.sh test|perf}
-[ -f "$PFSCALE_TOP/kconfig/$flavour.config" ] || die "unknown flavour '$flavour'"
+flavour=${1:?usage: kernel.sh test|perf|test+kasan}
+mapfile -t fragments < <(flavour_fragments "$flavour")
+for f in "${fragments[@]}"; do
+	[ -f "$f" ] || die "unknown flavour '$flavour' (no ${f#"$PFSCALE_TOP"/})"
+done
 unset MAKEFLAGS MAKELEVEL MFLAGS
 
 ver=$(linux_source_version)
@@ -71,15 +74,14 @@ target=$("${gitc[@]}" -C "$am" rev-parse HEAD)
 
 # Configure: tinyconfig + base fragment + flavour fragment.
 mkdir -p "$obj"
-cfgkey=$(cat "$PFSCALE_TOP/kconfig/base.config" "$PFSCALE_TOP/kconfig/$flavour.config" | sha256sum | cut -c1-12)
+cfgkey=$(cat "${fragments[@]}" | sha256sum | cut -c1-12)
 if [ "$(cat "$obj/.pfscale-config" 2>/dev/null)" != "$cfgkey-$target" ]; then
 	make -s -C "$src" O="$obj" tinyconfig >/dev/null
 	(cd "$src" && KCONFIG_CONFIG="$obj/.config" scripts/kconfig/merge_config.sh -m -O "$obj" \
-		"$obj/.config" "$PFSCALE_TOP/kconfig/base.config" \
-		"$PFSCALE_TOP/kconfig/$flavour.config" >/dev/null)
+		"$obj/.config" "${fragments[@]}" >/dev/null)
 	make -s -C "$src" O="$obj" olddefconfig >/dev/null
 	# A fragment line that Kconfig dropped (unmet dependency) is a bug here.
-	missing=$(cat "$PFSCALE_TOP/kconfig/base.config" "$PFSCALE_TOP/kconfig/$flavour.config" |
+	missing=$(cat "${fragments[@]}" |
 		grep -E '^CONFIG_[A-Z0-9_]+=' | while read -r line; do
 			grep -qxF "$line" "$obj/.config" || echo "$line"
 		done)
