@@ -146,6 +146,48 @@ static inline int write_file(const char *path, const char *s)
 	return ret;
 }
 
+/*
+ * Same-page races: every thread writes its own 8-byte slot of every page of
+ * a fresh region; a lost install would lose a whole page of slots.
+ */
+struct slot_writer {
+	char *base;
+	long pages;
+	int id, round;
+	pthread_barrier_t *bar;
+};
+
+/* What thread @id writes into page @page in round @round; never 0. */
+static inline uint64_t slot_value(int round, int id, long page)
+{
+	return ((uint64_t)(round + 1) << 48) | ((uint64_t)id << 32) | page;
+}
+
+static inline void *slot_writer_run(void *p)
+{
+	struct slot_writer *w = p;
+	long i;
+
+	pthread_barrier_wait(w->bar);
+	for (i = 0; i < w->pages; i++)
+		((volatile uint64_t *)(w->base + i * PAGE))[w->id] =
+			slot_value(w->round, w->id, i);
+	return NULL;
+}
+
+/* Slots of the first @nthreads of each page that do not hold their value. */
+static inline long bad_slots(char *base, long pages, int nthreads, int round)
+{
+	long bad = 0, i;
+	int k;
+
+	for (i = 0; i < pages; i++)
+		for (k = 0; k < nthreads; k++)
+			if (((uint64_t *)(base + i * PAGE))[k] != slot_value(round, k, i))
+				bad++;
+	return bad;
+}
+
 /* Start n threads running fn(arg_i) with a common start barrier. */
 struct team {
 	pthread_t tid[256];
@@ -169,6 +211,22 @@ static inline void team_join(struct team *t)
 
 	for (i = 0; i < t->n; i++)
 		pthread_join(t->tid[i], NULL);
+}
+
+/* One round: @n slot writers race over the fresh region at @base. */
+static inline void race_slot_writers(char *base, long pages, int n, int round)
+{
+	struct slot_writer w[256];
+	pthread_barrier_t bar;
+	struct team t;
+	int k;
+
+	pthread_barrier_init(&bar, NULL, n);
+	for (k = 0; k < n; k++)
+		w[k] = (struct slot_writer){ base, pages, k, round, &bar };
+	team_start(&t, n, slot_writer_run, w, sizeof(w[0]));
+	team_join(&t);
+	pthread_barrier_destroy(&bar);
 }
 
 #endif

@@ -15,32 +15,10 @@
 #define PAGES 2048
 #define ROUNDS 6
 
-struct arg {
-	char *base;
-	int id;
-	int round;
-	pthread_barrier_t *bar;
-};
-
-static void *writer(void *p)
-{
-	struct arg *a = p;
-	long i;
-
-	pthread_barrier_wait(a->bar);
-	for (i = 0; i < PAGES; i++)
-		((volatile uint64_t *)(a->base + i * PAGE))[a->id] =
-			((uint64_t)a->round << 48) | ((uint64_t)a->id << 32) | i;
-	return NULL;
-}
-
 static int run(int nthreads, int thp, long long *losses, long long *faults)
 {
-	struct arg args[256];
-	pthread_barrier_t bar;
-	struct team t;
-	long bad = 0, i, present, rss;
-	int r, k;
+	long bad = 0, present, rss;
+	int r;
 	size_t len = PAGES * PAGE;
 	const char *loss = pfscale_anon_loss_counter();
 	long long before = pfscale_counter(loss);
@@ -51,17 +29,8 @@ static int run(int nthreads, int thp, long long *losses, long long *faults)
 		char *base = map_anon(len);
 
 		madvise(base, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-		pthread_barrier_init(&bar, NULL, nthreads);
-		for (k = 0; k < nthreads; k++)
-			args[k] = (struct arg){ base, k, r, &bar };
-		team_start(&t, nthreads, writer, args, sizeof(args[0]));
-		team_join(&t);
-		pthread_barrier_destroy(&bar);
-		for (i = 0; i < PAGES; i++)
-			for (k = 0; k < nthreads; k++)
-				if (((uint64_t *)(base + i * PAGE))[k] !=
-				    (((uint64_t)r << 48) | ((uint64_t)k << 32) | i))
-					bad++;
+		race_slot_writers(base, PAGES, nthreads, r);
+		bad = bad_slots(base, PAGES, nthreads, r);
 		present = pagemap_present(base, len);
 		rss = smaps_rss(base);
 		if (bad || present != PAGES || rss != PAGES) {

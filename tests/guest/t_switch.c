@@ -12,26 +12,8 @@
 #define ROUNDS 12
 #define SWITCH "/sys/kernel/debug/pfscale/atomic_pte"
 
-struct arg {
-	char *base;
-	int id, round;
-	pthread_barrier_t *bar;
-};
-
 static volatile int stop;
 static long flips;
-
-static void *writer(void *p)
-{
-	struct arg *a = p;
-	long i;
-
-	pthread_barrier_wait(a->bar);
-	for (i = 0; i < PAGES; i++)
-		((volatile uint64_t *)(a->base + i * PAGE))[a->id] =
-			((uint64_t)(a->round + 1) << 48) | ((uint64_t)a->id << 32) | i;
-	return NULL;
-}
 
 static void *switcher(void *p)
 {
@@ -47,14 +29,11 @@ static void *switcher(void *p)
 
 int main(int argc, char **argv)
 {
-	int n = 2 * ncpus(), boot = pfscale_atomic_pte(), r, k, ok = 1;
+	int n = 2 * ncpus(), boot = pfscale_atomic_pte(), r, ok = 1;
 	long long lost0 = pfscale_counter("locked_cmpxchg_lost");
 	size_t len = PAGES * PAGE;
-	struct arg args[256];
-	pthread_barrier_t bar;
 	pthread_t sw;
-	struct team t;
-	long bad, i, present, rss;
+	long bad, present, rss;
 
 	tap_init(argv[0]);
 	(void)argc;
@@ -70,18 +49,8 @@ int main(int argc, char **argv)
 		char *base = map_anon(len);
 
 		madvise(base, len, MADV_NOHUGEPAGE);
-		pthread_barrier_init(&bar, NULL, n);
-		for (k = 0; k < n; k++)
-			args[k] = (struct arg){ base, k, r, &bar };
-		team_start(&t, n, writer, args, sizeof(args[0]));
-		team_join(&t);
-		pthread_barrier_destroy(&bar);
-		bad = 0;
-		for (i = 0; i < PAGES; i++)
-			for (k = 0; k < n; k++)
-				if (((uint64_t *)(base + i * PAGE))[k] !=
-				    (((uint64_t)(r + 1) << 48) | ((uint64_t)k << 32) | i))
-					bad++;
+		race_slot_writers(base, PAGES, n, r);
+		bad = bad_slots(base, PAGES, n, r);
 		present = pagemap_present(base, len);
 		rss = smaps_rss(base);
 		if (bad || present != PAGES || rss != PAGES) {

@@ -19,11 +19,6 @@ struct arg {
 	pthread_barrier_t *bar;
 };
 
-static uint64_t value(int round, int slot, long page)
-{
-	return ((uint64_t)(round + 1) << 48) | ((uint64_t)slot << 32) | page;
-}
-
 static void *worker(void *p)
 {
 	struct arg *a = p;
@@ -35,13 +30,13 @@ static void *worker(void *p)
 		volatile uint64_t *pg = (volatile uint64_t *)(a->base + i * PAGE);
 
 		if (a->id < a->writers) {
-			pg[a->id] = value(a->round, a->id, i);
+			pg[a->id] = slot_value(a->round, a->id, i);
 			continue;
 		}
 		for (k = 0; k < a->writers; k++) {
 			uint64_t v = pg[k];
 
-			if (v && v != value(a->round, k, i))
+			if (v && v != slot_value(a->round, k, i))
 				a->bad++;
 		}
 	}
@@ -55,7 +50,7 @@ int main(int argc, char **argv)
 				 "anon_pte_recheck_lost", "anon_cmpxchg_lost",
 				 "pte_fault_same_lost", "wp_copy_lost" };
 	long long before[6], moved = 0;
-	long bad_reads = 0, bad = 0, present, rss, i;
+	long bad_reads = 0, bad = 0, present, rss;
 	size_t len = PAGES * PAGE;
 	struct arg args[256];
 	pthread_barrier_t bar;
@@ -82,10 +77,7 @@ int main(int argc, char **argv)
 		pthread_barrier_destroy(&bar);
 		for (k = 0; k < n; k++)
 			bad_reads += args[k].bad;
-		for (i = 0; i < PAGES; i++)
-			for (k = 0; k < writers; k++)
-				if (((uint64_t *)(base + i * PAGE))[k] != value(r, k, i))
-					bad++;
+		bad += bad_slots(base, PAGES, writers, r);
 		present = pagemap_present(base, len);
 		rss = smaps_rss(base);
 		if (bad_reads || bad || present != PAGES || rss != PAGES) {
