@@ -11,6 +11,7 @@ import sys
 
 
 def parse(log):
+    """{(bench, threads, atomic, counters): {rep: faults/s}}"""
     runs = {}
     with open(log, errors='replace') as f:
         for line in f:
@@ -19,7 +20,7 @@ def parse(log):
                 continue
             _, name, threads, atomic, counters, rep, faults, secs = line.split()
             key = (name, int(threads), int(atomic), int(counters))
-            runs.setdefault(key, []).append(int(faults) / float(secs))
+            runs.setdefault(key, {})[int(rep)] = int(faults) / float(secs)
     return runs
 
 
@@ -31,14 +32,21 @@ def summary(rates):
 
 
 def ratio(runs, num, den):
+    """Paired ratios: each repetition's num over the same repetition's den
+    (run back to back in the same boot), as median, min and max."""
     if num not in runs or den not in runs:
         return None
-    d = statistics.median(runs[den])
-    return statistics.median(runs[num]) / d if d else None
+    pairs = [runs[num][r] / runs[den][r] for r in runs[num]
+             if r in runs[den] and runs[den][r]]
+    if not pairs:
+        return None
+    return {'median': statistics.median(pairs), 'min': min(pairs),
+            'max': max(pairs), 'pairs': pairs}
 
 
 def fmt_ratio(r):
-    return '-' if r is None else '%.3f' % r
+    return '-' if r is None else '%.2f [%.2f-%.2f]' % (
+        r['median'], r['min'], r['max'])
 
 
 def plot(out, benches, threads, runs):
@@ -52,7 +60,8 @@ def plot(out, benches, threads, runs):
                 row = [str(t)]
                 for a, c, _ in configs:
                     r = runs.get((b, t, a, c))
-                    row.append('%.1f' % statistics.median(r) if r else 'NaN')
+                    row.append('%.1f' % statistics.median(r.values())
+                               if r else 'NaN')
                 f.write(' '.join(row) + '\n')
             f.write('\n\n')
     png = os.path.join(out, 'bench.png')
@@ -97,9 +106,9 @@ def main():
                               'same_region') else 9)
     threads = sorted({k[1] for k in runs})
     result = {'accel': args.accel, 'kernel': args.kernel, 'results': []}
-    table = ['%-12s %3s  %12s %6s  %12s %6s  %10s %10s %10s' %
+    table = ['%-12s %3s  %10s %6s  %10s %6s  %-17s %-17s %-17s' %
              ('benchmark', 'thr', 'stock f/s', 'spread', 'atomic f/s',
-              'spread', 'atomic/stk', 'cnt on/off', 'cnt(atomic)')]
+              'spread', 'atomic/stock', 'counters on/off', 'cnt on/off atomic')]
     for b in benches:
         for t in threads:
             entry = {'benchmark': b, 'threads': t, 'configs': {}}
@@ -107,7 +116,7 @@ def main():
                 if bb == b and tt == t:
                     name = '%s,counters_%s' % ('atomic' if a else 'stock',
                                                'on' if c else 'off')
-                    entry['configs'][name] = summary(rates)
+                    entry['configs'][name] = summary(list(rates.values()))
             entry['ratio_atomic_over_stock'] = ratio(runs, (b, t, 1, 1),
                                                      (b, t, 0, 1))
             entry['ratio_counters_on_over_off_stock'] = ratio(
@@ -117,7 +126,7 @@ def main():
             result['results'].append(entry)
             s = entry['configs'].get('stock,counters_on')
             a = entry['configs'].get('atomic,counters_on')
-            table.append('%-12s %3d  %12.0f %5.1f%%  %12s %6s  %10s %10s %10s' % (
+            table.append('%-12s %3d  %10.0f %5.1f%%  %10s %6s  %-17s %-17s %-17s' % (
                 b, t, s['median'] if s else 0, 100 * s['spread'] if s else 0,
                 '%.0f' % a['median'] if a else '-',
                 '%.1f%%' % (100 * a['spread']) if a else '-',
@@ -138,8 +147,10 @@ def main():
           'ratios from the same boot' % (args.accel, os.path.basename(
               args.kernel.rstrip('/')) or 'kernel'))
     print('\n'.join(table))
-    print('atomic/stk: atomic path over stock (counters on); cnt on/off: '
-          'counters on over off (stock path; atomic path in cnt(atomic))')
+    print('f/s: median faults/s; spread: (max-min)/median over repetitions. '
+          'Ratios: median [min-max] of per-repetition pairs run back to back '
+          'in this boot; atomic/stock with counters on; counters on/off on '
+          'each path.')
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),
         os.path.join(args.out, 'bench.json'), png or '(gnuplot failed)'))
