@@ -46,7 +46,7 @@ deps:
 	fi
 
 kernel: kernel-test
-kernel-test kernel-perf kernel-test+kasan: kernel-%: deps
+kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched: kernel-%: deps
 	@mkdir -p $(BUILD)
 	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
@@ -106,7 +106,9 @@ vmcore: kernel-test $(BUILD)/initramfs.cpio
 	crash/vmcore.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -w $(VMCORE_AT) -a "$(VMCORE_ARGS)" -o $(BUILD)/vmcore
 
-test: kernel-test $(BUILD)/initramfs.cpio
+# The unpatched build is what the debugger tests check "no pfscale patches" on.
+test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio
+	PFSCALE_STOCK_ART=$$(cat $(BUILD)/kernel-test+unpatched.path) \
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
 

@@ -14,14 +14,17 @@ linux_source_version() {
 }
 
 # The config fragments of a flavour, in merge order: base, then each part of
-# a flavour name like "test" or "test+kasan".
+# a flavour name like "test" or "test+kasan". The part "unpatched" is not a
+# fragment: it means the pristine tree, without the series.
 flavour_fragments() {
 	local part
 	echo "$PFSCALE_TOP/kconfig/base.config"
 	for part in ${1//+/ }; do
-		echo "$PFSCALE_TOP/kconfig/$part.config"
+		[ "$part" = unpatched ] || echo "$PFSCALE_TOP/kconfig/$part.config"
 	done
 }
+
+flavour_unpatched() { [[ "+$1+" == *+unpatched+* ]]; }
 
 # Hash of everything that decides what kernel we build for a flavour:
 # the linux-source version, the series and its patches, the config fragments.
@@ -30,11 +33,13 @@ kernel_key() {
 	ver=$(linux_source_version)
 	{
 		echo "$ver $flavour"
-		cat "$PFSCALE_TOP/patches/series"
-		while read -r p; do
-			case "$p" in ''|\#*) continue ;; esac
-			cat "$PFSCALE_TOP/patches/$p"
-		done < "$PFSCALE_TOP/patches/series"
+		if ! flavour_unpatched "$flavour"; then
+			cat "$PFSCALE_TOP/patches/series"
+			while read -r p; do
+				case "$p" in ''|\#*) continue ;; esac
+				cat "$PFSCALE_TOP/patches/$p"
+			done < "$PFSCALE_TOP/patches/series"
+		fi
 		# shellcheck disable=SC2046
 		cat $(flavour_fragments "$flavour")
 	} | sha256sum | cut -c1-12

@@ -1,7 +1,12 @@
 #!/bin/bash
 # Build (or reuse) the pfscale kernel for one flavour and print its artifact dir.
 #
-#   scripts/kernel.sh test|perf
+#   scripts/kernel.sh test|perf|test+kasan|test+unpatched
+#
+# test+unpatched is the pristine tree with the test config minus the pfscale
+# options: the "kernel without the patch" that the debugger tests need. It is
+# built in its own worktree, pristine-VER/, so that the patched tree's files
+# never change back and forth.
 #
 # Layout under $PFSCALE_CACHE (default ~/.cache/pfscale):
 #   src-VER/          linux-source VER unpacked, a git repo whose tag
@@ -14,7 +19,7 @@ set -euo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
 
-flavour=${1:?usage: kernel.sh test|perf|test+kasan}
+flavour=${1:?usage: kernel.sh test|perf|test+kasan|test+unpatched}
 mapfile -t fragments < <(flavour_fragments "$flavour")
 for f in "${fragments[@]}"; do
 	[ -f "$f" ] || die "unknown flavour '$flavour' (no ${f#"$PFSCALE_TOP"/})"
@@ -55,31 +60,49 @@ if [ ! -d "$src/.git" ]; then
 	mv "$src.tmp" "$src"
 fi
 
+tree=$src
+if flavour_unpatched "$flavour"; then
+	tree=$PFSCALE_CACHE/pristine-$ver
+	if [ ! -d "$tree" ]; then
+		"${gitc[@]}" -C "$src" worktree prune
+		"${gitc[@]}" -C "$src" worktree add -q --detach "$tree" pristine
+	fi
+	"${gitc[@]}" -C "$tree" checkout -q -f --detach pristine
+	target=$("${gitc[@]}" -C "$tree" rev-parse HEAD)
+	# The pfscale options do not exist there.
+	mkdir -p "$obj/.fragments"
+	for i in "${!fragments[@]}"; do
+		f=$obj/.fragments/$i-$(basename "${fragments[$i]}")
+		grep -v '^CONFIG_PFSCALE_' "${fragments[$i]}" > "$f"
+		fragments[$i]=$f
+	done
 # Apply the series on the pristine commit in a separate worktree, then move
 # the build tree to the result: git rewrites only files whose content changed,
 # so unchanged files keep their mtimes and the build stays incremental.
-if [ ! -d "$am" ]; then
+elif [ ! -d "$am" ]; then
 	"${gitc[@]}" -C "$src" worktree prune
 	"${gitc[@]}" -C "$src" worktree add -q --detach "$am" pristine
 fi
-"${gitc[@]}" -C "$am" am --abort >/dev/null 2>&1 || true
-"${gitc[@]}" -C "$am" checkout -q -f --detach pristine
-while read -r p; do
-	case "$p" in ''|\#*) continue ;; esac
-	"${gitc[@]}" -C "$am" am -q --whitespace=nowarn "$PFSCALE_TOP/patches/$p" ||
-		die "patches/$p does not apply to linux-source $ver"
-done < "$PFSCALE_TOP/patches/series"
-target=$("${gitc[@]}" -C "$am" rev-parse HEAD)
-"${gitc[@]}" -C "$src" checkout -q -f --detach "$target"
+if ! flavour_unpatched "$flavour"; then
+	"${gitc[@]}" -C "$am" am --abort >/dev/null 2>&1 || true
+	"${gitc[@]}" -C "$am" checkout -q -f --detach pristine
+	while read -r p; do
+		case "$p" in ''|\#*) continue ;; esac
+		"${gitc[@]}" -C "$am" am -q --whitespace=nowarn "$PFSCALE_TOP/patches/$p" ||
+			die "patches/$p does not apply to linux-source $ver"
+	done < "$PFSCALE_TOP/patches/series"
+	target=$("${gitc[@]}" -C "$am" rev-parse HEAD)
+	"${gitc[@]}" -C "$src" checkout -q -f --detach "$target"
+fi
 
 # Configure: tinyconfig + base fragment + flavour fragment.
 mkdir -p "$obj"
 cfgkey=$(cat "${fragments[@]}" | sha256sum | cut -c1-12)
 if [ "$(cat "$obj/.pfscale-config" 2>/dev/null)" != "$cfgkey-$target" ]; then
-	make -s -C "$src" O="$obj" tinyconfig >/dev/null
-	(cd "$src" && KCONFIG_CONFIG="$obj/.config" scripts/kconfig/merge_config.sh -m -O "$obj" \
+	make -s -C "$tree" O="$obj" tinyconfig >/dev/null
+	(cd "$tree" && KCONFIG_CONFIG="$obj/.config" scripts/kconfig/merge_config.sh -m -O "$obj" \
 		"$obj/.config" "${fragments[@]}" >/dev/null)
-	make -s -C "$src" O="$obj" olddefconfig >/dev/null
+	make -s -C "$tree" O="$obj" olddefconfig >/dev/null
 	# A fragment line that Kconfig dropped (unmet dependency) is a bug here.
 	missing=$(cat "${fragments[@]}" |
 		grep -E '^CONFIG_[A-Z0-9_]+=' | while read -r line; do
@@ -93,7 +116,7 @@ cc=gcc
 command -v ccache >/dev/null && cc="ccache gcc"
 note "building $flavour kernel ($ver, key $key) in $obj"
 start=$(date +%s)
-make -s -C "$src" O="$obj" -j"$(nproc)" CC="$cc" KBUILD_BUILD_TIMESTAMP="2004-12-01 00:00 UTC" \
+make -s -C "$tree" O="$obj" -j"$(nproc)" CC="$cc" KBUILD_BUILD_TIMESTAMP="2004-12-01 00:00 UTC" \
 	KBUILD_BUILD_USER=pfscale KBUILD_BUILD_HOST=pfscale bzImage scripts_gdb
 note "kernel build took $(( $(date +%s) - start ))s"
 
@@ -104,7 +127,7 @@ cp -L "$obj/vmlinux-gdb.py" "$art.tmp/"
 mkdir -p "$art.tmp/scripts"
 cp -rL "$obj/scripts/gdb" "$art.tmp/scripts/"
 echo "$target" > "$art.tmp/commit"
-echo "$src" > "$art.tmp/source"
+echo "$tree" > "$art.tmp/source"
 rm -rf "$art"
 mv "$art.tmp" "$art"
 touch "$art/done"

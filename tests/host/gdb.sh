@@ -50,7 +50,8 @@ checks=("helper printed its GDBMAP line"
 	"pf-race-watch leaves no breakpoint behind, no traceback"
 	"make gdb GDB_BATCH=...: boots, attaches, runs pf-counters, ends the guest"
 	"scripts loaded without vmlinux-gdb.py: one line, no traceback"
-	"synthetic 5-level and 4-level tables: walks, huge pmd, swap entry, runs")
+	"synthetic 5-level and 4-level tables: walks, huge pmd, swap entry, runs"
+	"on an unpatched kernel: pf-counters and pf-race-watch say so in one line")
 done_checks=0
 ok() { echo "ok - gdb: ${checks[$done_checks]}"; done_checks=$((done_checks + 1)); }
 notok() {
@@ -419,4 +420,17 @@ sout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/v
 	-ex "source $out/pgtable-synth.py" 2>&1)
 grep -qx 'SYNTH ok' <<<"$sout" && ! grep -q Traceback <<<"$sout"
 check $? "$(grep -m1 -E 'SYNTH|Error|error' <<<"$sout")"
+
+# A kernel without the patches (PFSCALE_STOCK_ART: the unpatched build that
+# make test provides); no guest needed, the symbols decide.
+stock=${PFSCALE_STOCK_ART:-}
+if [ -z "$stock" ] || [ ! -f "$stock/vmlinux" ]; then
+	rest skip "PFSCALE_STOCK_ART (an unpatched 6.1 artifact directory) not set"
+	exit 0
+fi
+uout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$stock/vmlinux" \
+	-ex "source $stock/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
+	-ex "pf-counters" -ex "pf-race-watch --count 1" 2>&1)
+[ "$(grep -c 'kernel has no pfscale patches' <<<"$uout")" = 2 ] && ! grep -q Traceback <<<"$uout"
+check $? "$(tail -2 <<<"$uout" | tr '\n' ' ')"
 exit 0
