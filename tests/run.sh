@@ -4,17 +4,18 @@
 # and print one summary whose last line is "N passed, N failed, N skipped".
 #
 #   tests/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] -o OUTDIR
-#                [-s SECS]
+#                [-s SECS] [-G]
 #
+# -G: guest tests only (no host-side tests), e.g. for the KASAN kernel.
 # -s SECS: soak instead: loop the guest tests for SECS seconds on each path
 # (guest/run/soak), no host-side tests.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-art= initrd= cpus=4 mem=1024 out=build/test soak=
-while getopts "k:i:c:m:o:s:" o; do
+art= initrd= cpus=4 mem=1024 out=build/test soak= guest_only=
+while getopts "k:i:c:m:o:s:G" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
-	o) out=$OPTARG ;; s) soak=$OPTARG ;; *) exit 2 ;;
+	o) out=$OPTARG ;; s) soak=$OPTARG ;; G) guest_only=1 ;; *) exit 2 ;;
 	esac
 done
 runlist=tests soakargs=
@@ -82,7 +83,7 @@ fi
 
 # Host-side tests: each tests/host/*.sh prints TAP lines like the guest.
 for t in "$top"/tests/host/*.sh; do
-	[ -x "$t" ] && [ -z "$soak" ] || continue
+	[ -x "$t" ] && [ -z "$soak$guest_only" ] || continue
 	while IFS= read -r line; do
 		case "$line" in
 		"ok - "*"# SKIP"*) result skip "${line#ok - }" ;;
