@@ -23,6 +23,8 @@ while getopts "k:i:p:r:a:c:m:l:" o; do
 	esac
 done
 shift $((OPTIND - 1))
+# shellcheck source=scripts/common.sh
+. "$top/scripts/common.sh"
 die() { echo "pfscale gdb: $*" >&2; exit 1; }
 for f in bzImage vmlinux vmlinux-gdb.py; do
 	[ -f "$art/$f" ] || die "no $f in '$art' (run: make kernel)"
@@ -38,11 +40,7 @@ mkdir -p "$(dirname "$log")"
 qpid=
 stop_guest() {
 	[ -n "$qpid" ] || return
-	local c
-	# boot.sh runs QEMU under timeout(1), which forwards TERM to QEMU.
-	for c in $(pgrep -P "$qpid"); do kill "$c" 2>/dev/null; done
-	kill "$qpid" 2>/dev/null
-	wait "$qpid" 2>/dev/null
+	stop_boot "$qpid"
 	qpid=
 }
 trap stop_guest EXIT

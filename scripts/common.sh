@@ -6,6 +6,15 @@ PFSCALE_CACHE=${PFSCALE_CACHE:-$HOME/.cache/pfscale}
 PFSCALE_SRC_TARBALL=${PFSCALE_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 
 die() { echo "pfscale: $*" >&2; exit 1; }
+
+# Stop a qemu/boot.sh started in the background and reap it. boot.sh runs
+# QEMU under timeout(1), which forwards TERM to QEMU.
+stop_boot() {
+	local c
+	for c in $(pgrep -P "$1"); do kill "$c" 2>/dev/null; done
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
 note() { echo "pfscale: $*" >&2; }
 
 linux_source_version() {

@@ -81,11 +81,8 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); d
 qpid=
 cleanup() {
 	[ -n "$qpid" ] || return
-	# boot.sh runs QEMU under timeout(1), which forwards TERM to QEMU.
 	local c
-	for c in $(pgrep -P "$qpid"); do kill "$c" 2>/dev/null; done
-	kill "$qpid" 2>/dev/null
-	wait "$qpid" 2>/dev/null
+	stop_boot "$qpid"
 	# A QEMU started while boot.sh was dying: ours is the one on our port.
 	for c in $(pgrep -f -- "-gdb tcp::$port( |\$)"); do kill "$c" 2>/dev/null; done
 	qpid=

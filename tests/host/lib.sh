@@ -1,6 +1,9 @@
 # Shared by the host tests (sourced; not run by tests/run.sh: not executable).
 # shellcheck shell=bash
 
+# shellcheck source=scripts/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
+
 # wait_console LOG REGEX SECS QEMU_PID: print the first console line matching
 # REGEX (carriage returns stripped) once it appears; empty if SECS pass or
 # QEMU exits first.
