@@ -15,7 +15,8 @@
 #   -g          gdbstub on tcp::PORT (-p), -G also waits for gdb (-S)
 #   -p PORT     gdbstub port (default 1234)
 #   -M SOCK     HMP monitor on a unix socket (for dump-guest-memory)
-#   -A ACCEL    auto (default), kvm or tcg; auto uses KVM only when a short
+#   -A ACCEL    auto (default), kvm or tcg (CPU model: PFSCALE_QEMU_CPU, default
+#               qemu64; e.g. qemu64,+la57 for 5-level paging); auto uses KVM only when a short
 #               probe boot proves it works, else TCG (multi-threaded)
 #   -q          quiet: console only to the log, not to stdout
 #
@@ -68,7 +69,7 @@ esac
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
-	accel_args=(-accel tcg,thread=multi -cpu qemu64)
+	accel_args=(-accel tcg,thread=multi -cpu "${PFSCALE_QEMU_CPU:-qemu64}")
 fi
 
 cmdline="console=ttyS0 nokaslr panic=-1 pfscale.cpus=$cpus"
