@@ -130,6 +130,12 @@ static inline const char *pfscale_path(void)
 	return pfscale_atomic_pte() == 1 ? "atomic" : "stock";
 }
 
+/* The counter of anonymous faults taken on the path in use. */
+static inline const char *pfscale_fault_counter(void)
+{
+	return pfscale_atomic_pte() == 1 ? "anon_fault_atomic" : "anon_fault_locked";
+}
+
 static inline const char *pfscale_anon_loss_counter(void)
 {
 	return pfscale_atomic_pte() == 1 ? "anon_cmpxchg_lost" : "anon_pte_recheck_lost";
@@ -227,6 +233,31 @@ static inline void race_slot_writers(char *base, long pages, int n, int round)
 	team_start(&t, n, slot_writer_run, w, sizeof(w[0]));
 	team_join(&t);
 	pthread_barrier_destroy(&bar);
+}
+
+/*
+ * Race @n slot writers over a fresh @pages-page region (@advice: MADV_*
+ * HUGEPAGE or NOHUGEPAGE), then check every slot, pagemap and smaps Rss;
+ * 1 if all are right, else 0 after a diagnostic line.
+ */
+static inline int race_round(long pages, int n, int round, int advice)
+{
+	size_t len = pages * PAGE;
+	char *base = map_anon(len);
+	long bad, present, rss;
+
+	madvise(base, len, advice);
+	race_slot_writers(base, pages, n, round);
+	bad = bad_slots(base, pages, n, round);
+	present = pagemap_present(base, len);
+	rss = smaps_rss(base);
+	munmap(base, len);
+	if (bad || present != pages || rss != pages) {
+		tap_diag("round %d: %ld bad slots, %ld present, rss %ld (want %ld)",
+			 round, bad, present, rss, pages);
+		return 0;
+	}
+	return 1;
 }
 
 #endif

@@ -17,33 +17,16 @@
 
 static int run(int nthreads, int thp, long long *losses, long long *faults)
 {
-	long bad = 0, present, rss;
 	int r;
-	size_t len = PAGES * PAGE;
 	const char *loss = pfscale_anon_loss_counter();
 	long long before = pfscale_counter(loss);
-	long long faults_before = pfscale_counter(pfscale_atomic_pte() == 1 ?
-						  "anon_fault_atomic" : "anon_fault_locked");
+	long long faults_before = pfscale_counter(pfscale_fault_counter());
 
-	for (r = 0; r < ROUNDS; r++) {
-		char *base = map_anon(len);
-
-		madvise(base, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-		race_slot_writers(base, PAGES, nthreads, r);
-		bad = bad_slots(base, PAGES, nthreads, r);
-		present = pagemap_present(base, len);
-		rss = smaps_rss(base);
-		if (bad || present != PAGES || rss != PAGES) {
-			tap_diag("round %d: %ld bad slots, %ld present, rss %ld (want %d)",
-				 r, bad, present, rss, PAGES);
-			munmap(base, len);
+	for (r = 0; r < ROUNDS; r++)
+		if (!race_round(PAGES, nthreads, r, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
 			return 0;
-		}
-		munmap(base, len);
-	}
 	*losses = pfscale_counter(loss) - before;
-	*faults = pfscale_counter(pfscale_atomic_pte() == 1 ?
-				  "anon_fault_atomic" : "anon_fault_locked") - faults_before;
+	*faults = pfscale_counter(pfscale_fault_counter()) - faults_before;
 	return 1;
 }
 

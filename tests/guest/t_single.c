@@ -33,8 +33,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
 		before[i] = pfscale_counter(lost[i]);
 	long long faults = pfscale_anon_faults();
-	long long path_before = pfscale_counter(pfscale_atomic_pte() == 1 ?
-						"anon_fault_atomic" : "anon_fault_locked");
+	long long path_before = pfscale_counter(pfscale_fault_counter());
 	p = map_anon(len);
 	madvise(p, len, MADV_NOHUGEPAGE);
 	for (k = 0; k < PAGES / 2; k++)
@@ -50,8 +49,7 @@ int main(int argc, char **argv)
 	}
 	tap_check(total == 0 && sum == 0, "single thread, %d pages: no lost-race counter moved", PAGES);
 	tap_check(faults >= PAGES, "fault totals counted the faults (%lld >= %d)", faults, PAGES);
-	tap_check(pfscale_counter(pfscale_atomic_pte() == 1 ? "anon_fault_atomic" :
-				  "anon_fault_locked") - path_before >= PAGES,
+	tap_check(pfscale_counter(pfscale_fault_counter()) - path_before >= PAGES,
 		  "the faults took the %s path", pfscale_path());
 	return tap_exit();
 }

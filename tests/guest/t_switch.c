@@ -31,9 +31,7 @@ int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), boot = pfscale_atomic_pte(), r, ok = 1;
 	long long lost0 = pfscale_counter("locked_cmpxchg_lost");
-	size_t len = PAGES * PAGE;
 	pthread_t sw;
-	long bad, present, rss;
 
 	tap_init(argv[0]);
 	(void)argc;
@@ -45,21 +43,8 @@ int main(int argc, char **argv)
 		n = 4;
 	if (pthread_create(&sw, NULL, switcher, NULL))
 		tap_bail("pthread_create");
-	for (r = 0; r < ROUNDS && ok; r++) {
-		char *base = map_anon(len);
-
-		madvise(base, len, MADV_NOHUGEPAGE);
-		race_slot_writers(base, PAGES, n, r);
-		bad = bad_slots(base, PAGES, n, r);
-		present = pagemap_present(base, len);
-		rss = smaps_rss(base);
-		if (bad || present != PAGES || rss != PAGES) {
-			tap_diag("round %d: %ld bad slots, %ld present, rss %ld (want %d)",
-				 r, bad, present, rss, PAGES);
-			ok = 0;
-		}
-		munmap(base, len);
-	}
+	for (r = 0; r < ROUNDS && ok; r++)
+		ok = race_round(PAGES, n, r, MADV_NOHUGEPAGE);
 	stop = 1;
 	pthread_join(sw, NULL);
 	write_file(SWITCH, boot ? "1" : "0");

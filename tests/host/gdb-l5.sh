@@ -19,8 +19,7 @@ if [ -z "$art" ] || [ ! -f "$art/vmlinux" ]; then
 	exit 0
 fi
 mkdir -p "$out"
-log=$out/gdb-l5-console.log port=1260
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+log=$out/gdb-l5-console.log port=$(free_port 1260)
 PFSCALE_QEMU_CPU=qemu64,+la57 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" \
 	-r gdbmap -g -p "$port" -l "$log" -t 300 >"$out/gdb-l5-boot.out" 2>&1 &
 qpid=$!

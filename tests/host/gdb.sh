@@ -75,8 +75,7 @@ if [ ! -f "$art/vmlinux" ] || [ ! -f "$art/vmlinux-gdb.py" ]; then
 fi
 
 # A free TCP port for the gdbstub.
-port=$((1234 + $$ % 1000))
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+port=$(free_port $((1234 + $$ % 1000)))
 
 qpid=
 cleanup() {
@@ -330,7 +329,7 @@ sys.exit(0 if d >= 3 else 1)' "$(section before)" "$(section after)" >"$out/gdb-
 fi
 
 # --- make gdb, non-interactive ----------------------------------------
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+port=$(free_port "$port")
 mout=$out/make-gdb.out
 timeout 300 make -s -C "$top" -o kernel-test -o build/initramfs.cpio gdb \
 	GDB_ART="$art" GDB_PORT="$port" GDB_LOG="$out/make-gdb-console.log" \

@@ -4,6 +4,13 @@
 # shellcheck source=scripts/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/common.sh"
 
+# free_port PORT: the first TCP port from PORT up that nothing listens on.
+free_port() {
+	local port=$1
+	while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+	echo "$port"
+}
+
 # wait_console LOG REGEX SECS QEMU_PID: print the first console line matching
 # REGEX (carriage returns stripped) once it appears; empty if SECS pass or
 # QEMU exits first.
