@@ -27,8 +27,27 @@ static inline void *map_anon(size_t len)
 	return p;
 }
 
-/* Number of pages of [p, p + len) that /proc/self/pagemap says are present. */
-static inline long pagemap_present(void *p, size_t len)
+/* A fresh anonymous region of len bytes aligned to align (a power of 2). */
+static inline char *map_aligned(unsigned long len, unsigned long align)
+{
+	char *p = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *a;
+
+	if (p == MAP_FAILED)
+		tap_bail("mmap");
+	a = (char *)(((unsigned long)p + align - 1) & ~(align - 1));
+	if (a > p)
+		munmap(p, a - p);
+	munmap(a + len, p + align - a);
+	return a;
+}
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+
+/* Number of pages of [p, p + len) whose pagemap entry has a bit of @mask. */
+static inline long pagemap_count(void *p, size_t len, uint64_t mask)
 {
 	long n = 0, i, pages = len / PAGE;
 	uint64_t e;
@@ -41,18 +60,28 @@ static inline long pagemap_present(void *p, size_t len)
 
 		if (pread(fd, &e, 8, off) != 8)
 			tap_bail("pread pagemap");
-		if (e & (1ULL << 63))
+		if (e & mask)
 			n++;
 	}
 	close(fd);
 	return n;
 }
 
-/* Rss: of the smaps entry that starts at p, in pages (-1 if not found). */
-static inline long smaps_rss(void *p)
+/* Number of pages of [p, p + len) that /proc/self/pagemap says are present. */
+static inline long pagemap_present(void *p, size_t len)
+{
+	return pagemap_count(p, len, PM_PRESENT);
+}
+
+/*
+ * Field @field ("Rss", "Swap", ...) of the smaps entry that starts at p, in
+ * pages (-1 if not found).
+ */
+static inline long smaps_field(void *p, const char *field)
 {
 	char line[256], want[32];
 	long kb = -1;
+	size_t n = strlen(field);
 	int found = 0;
 	FILE *f = fopen("/proc/self/smaps", "r");
 
@@ -62,11 +91,19 @@ static inline long smaps_rss(void *p)
 	while (fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, want, strlen(want)))
 			found = 1;
-		else if (found && sscanf(line, "Rss: %ld kB", &kb) == 1)
+		else if (found && !strncmp(line, field, n) && line[n] == ':') {
+			kb = atol(line + n + 1);
 			break;
+		}
 	}
 	fclose(f);
 	return kb < 0 ? -1 : kb / 4;
+}
+
+/* Rss: of the smaps entry that starts at p, in pages (-1 if not found). */
+static inline long smaps_rss(void *p)
+{
+	return smaps_field(p, "Rss");
 }
 
 /* Value of one pfscale counter, or -1 if the kernel has no pfscale. */

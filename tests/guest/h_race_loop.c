@@ -1,63 +1,139 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Guest helper for tests/host/gdb.sh (pf-race-watch): 2 x CPUs threads
- * write-fault the same fresh anonymous pages, in the same order, round
- * after round (MADV_DONTNEED empties the region between rounds, so the
- * addresses stay the same), until the host kills QEMU. Prints once:
+ * fault the same addresses of one region at the same moment, round after
+ * round, until the host kills QEMU. The region's addresses stay the same,
+ * so every loss the host sees must be inside it. MODE picks the race:
  *
- *   RACE pid=PID region=0xSTART-0xEND threads=N
+ *   same      write faults on the same fresh pages (MADV_DONTNEED empties
+ *             the region between rounds): anon_*_lost
+ *   populate  write faults on the first pages of fresh 2 MiB ranges (the
+ *             region is unmapped and mapped again between rounds, freeing
+ *             its PTE tables): pte_table_*_lost
+ *   swap      reads of pages pushed out with MADV_PAGEOUT, while a forked
+ *             child holds the swap entries (see t_swap.c): swapin_lost
+ *
+ * Prints once:
+ *
+ *   RACE pid=PID region=0xSTART-0xEND threads=N mode=MODE
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include "common.h"
 
-#define PAGE 4096UL
 #define PAGES 256
+#define MB2 (2UL << 20)
+#define RANGES 16
 
+enum mode { SAME, POPULATE, SWAP };
+
+static enum mode mode;
 static char *region;
+static size_t len;
 static pthread_barrier_t start, done;
+static pid_t child;
 
-static void *writer(void *arg)
+static void touch(long id)
 {
-	long id = (long)arg, i;
+	long i;
 
-	for (;;) {
-		pthread_barrier_wait(&start);
+	switch (mode) {
+	case SAME:
 		for (i = 0; i < PAGES; i++)
 			((volatile uint64_t *)(region + i * PAGE))[id] = i;
+		break;
+	case POPULATE:
+		for (i = 0; i < RANGES; i++)
+			((volatile uint64_t *)(region + i * MB2))[id] = i;
+		break;
+	case SWAP:
+		for (i = 0; i < PAGES; i++)
+			(void)*(volatile uint64_t *)(region + i * PAGE);
+		break;
+	}
+}
+
+static void *racer(void *arg)
+{
+	for (;;) {
+		pthread_barrier_wait(&start);
+		touch((long)arg);
 		pthread_barrier_wait(&done);
 	}
 	return NULL;
 }
 
-int main(void)
+/* Make the region fresh again for the next round. */
+static void refresh(void)
+{
+	long i;
+
+	switch (mode) {
+	case SAME:
+		madvise(region, len, MADV_DONTNEED);
+		break;
+	case POPULATE:
+		munmap(region, len);
+		if (mmap(region, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != region)
+			tap_bail("mmap MAP_FIXED");
+		madvise(region, len, MADV_NOHUGEPAGE);
+		break;
+	case SWAP:
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		for (i = 0; i < PAGES; i++)
+			*(uint64_t *)(region + i * PAGE) = i;
+		madvise(region, len, MADV_PAGEOUT);
+		child = fork();
+		if (!child)
+			for (;;)
+				pause();
+		break;
+	}
+}
+
+int main(int argc, char **argv)
 {
 	long n = 2 * sysconf(_SC_NPROCESSORS_ONLN), i;
+	const char *name = argc > 1 ? argv[1] : "same";
 	pthread_t th;
 
+	if (!strcmp(name, "same"))
+		mode = SAME;
+	else if (!strcmp(name, "populate"))
+		mode = POPULATE;
+	else if (!strcmp(name, "swap"))
+		mode = SWAP;
+	else {
+		fprintf(stderr, "usage: %s [same|populate|swap]\n", argv[0]);
+		return 2;
+	}
 	if (n < 4)
 		n = 4;
-	region = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (region == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
-	madvise(region, PAGES * PAGE, MADV_NOHUGEPAGE);
+	len = mode == POPULATE ? RANGES * MB2 : PAGES * PAGE;
+	region = mode == POPULATE ? map_aligned(len, MB2) : map_anon(len);
+	madvise(region, len, MADV_NOHUGEPAGE);
 	pthread_barrier_init(&start, NULL, n + 1);
 	pthread_barrier_init(&done, NULL, n + 1);
 	for (i = 0; i < n; i++)
-		pthread_create(&th, NULL, writer, (void *)i);
-	printf("RACE pid=%d region=%p-%p threads=%ld\n", getpid(),
-	       (void *)region, (void *)(region + PAGES * PAGE), n);
+		pthread_create(&th, NULL, racer, (void *)i);
+	printf("RACE pid=%d region=%p-%p threads=%ld mode=%s\n", getpid(),
+	       (void *)region, (void *)(region + len), n, name);
 	fflush(stdout);
 	for (;;) {
+		refresh();
 		pthread_barrier_wait(&start);
 		pthread_barrier_wait(&done);
-		madvise(region, PAGES * PAGE, MADV_DONTNEED);
 	}
 	return 0;
 }

@@ -36,21 +36,6 @@ static void *toucher(void *p)
 	return NULL;
 }
 
-static char *map_aligned(unsigned long len, unsigned long align)
-{
-	char *p = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	char *a;
-
-	if (p == MAP_FAILED)
-		tap_bail("mmap");
-	a = (char *)(((unsigned long)p + align - 1) & ~(align - 1));
-	if (a > p)
-		munmap(p, a - p);
-	munmap(a + len, p + align - a);
-	return a;
-}
-
 /* Race n threads over fresh regions; 1 if content and RSS are right. */
 static int race(int n, unsigned long stride, int regions, const char *what)
 {
