@@ -10,8 +10,15 @@
 # operand. At a hit the loser's struct vm_fault is read from the inlined
 # frames (vmf is the address of __handle_mm_fault's stack local, which the
 # DWARF keeps); the PTE found is read through vmf->pte, i.e. the winner's
-# entry. Without vmf (the page-table populate sites) the address is %cr2
-# and the PTE is read by a page-table walk.
+# entry. The page-table populate sites have no vmf of their own: the
+# address is the one an outer frame faults on (its vmf, or the populate
+# function's address argument; %cr2 as a last resort), and what the loser
+# found is the entry one level up, read by a page-table walk: the winner's
+# new table.
+#
+# Breakpoints are software ones by default, which TCG and KVM both take;
+# --hw uses hardware breakpoints (the debug registers under KVM, of which
+# x86 has four, so at most four sites: choose them with --counter).
 #
 
 import re
@@ -31,6 +38,13 @@ INC_RE = re.compile(r"^\s*(?:=>\s*)?(0x[0-9a-f]+)\s*(?:<[^>]*>)?:\s*"
 # Sites whose loser compared the PTE with vmf->orig_pte; the others
 # expected an empty PTE.
 ORIG_PTE_SITES = ("pte_fault_same_lost", "wp_copy_lost", "swapin_lost")
+
+# Populate sites: the table kind in the counter's name, and the level of
+# the entry that the loser found populated (p4d is the pgd on 4 levels).
+TABLE_PARENT = (("pte_table_", "pmd"), ("pmd_table_", "pud"),
+                ("pud_table_", "p4d"))
+
+X86_DEBUG_REGISTERS = 4
 
 _sites = None
 _watch = None
@@ -100,6 +114,32 @@ def loss_sites():
     return _sites
 
 
+def select_sites(sites, wanted):
+    """The sites of the counters named in wanted (all if empty)."""
+    if not wanted:
+        return sites
+    known = [d[0] for d in counters.counter_descs()
+             if d[0].endswith("_lost")]
+    for name in wanted:
+        if name not in known:
+            raise util.PfError("'{}' is not a lost-race counter (one of: {})"
+                               .format(name, ", ".join(known)))
+    chosen = [(pc, c) for pc, c in sites if c in wanted]
+    missing = [n for n in wanted if n not in set(c for _, c in chosen)]
+    if missing:
+        raise util.PfError("no site of {} in this kernel's code".format(
+            ", ".join(missing)))
+    return chosen
+
+
+def table_parent(counter):
+    """The level whose entry a populate-site loser found set, or None."""
+    for prefix, level in TABLE_PARENT:
+        if counter.startswith(prefix):
+            return level
+    return None
+
+
 def read_u64(addr):
     mem = gdb.selected_inferior().read_memory(addr, 8)
     return struct.unpack("<Q", bytes(mem))[0]
@@ -134,15 +174,16 @@ def describe(counter):
     """What the loser at the current stop saw: a dict."""
     cpu = cpus.get_current_cpu()
     task = gdb.parse_and_eval("$lx_current()")
-    r = {"cpu": cpu, "pid": int(task["pid"]), "comm": task["comm"].string(),
-         "counter": counter, "pc": "0x{:x}".format(int(gdb.newest_frame()
-                                                      .pc()))}
+    r = {"cpu": cpu, "pid": int(task["pid"]), "tgid": int(task["tgid"]),
+         "comm": task["comm"].string(), "counter": counter,
+         "pc": "0x{:x}".format(int(gdb.newest_frame().pc()))}
+    parent = table_parent(counter)
     vmf = frame_var("vmf")
     addr = found = expected = ours = None
     if vmf is not None:
         try:
             addr = int(vmf["address"])
-            pte_p = int(vmf["pte"])
+            pte_p = int(vmf["pte"]) if parent is None else 0
             if pte_p:
                 found = read_u64(pte_p)
             if counter in ORIG_PTE_SITES:
@@ -150,18 +191,30 @@ def describe(counter):
             r["source"] = "vmf"
         except (gdb.error, gdb.MemoryError):
             addr = None
+    for name in ("address", "addr"):
+        if addr is None:
+            val = frame_var(name)
+            if val is not None:
+                addr = int(val)
+                r["source"] = name
     if addr is None:
         addr = int(gdb.parse_and_eval("$cr2")) & (2**64 - 1)
         r["source"] = "cr2"
     if expected is None and counter not in ORIG_PTE_SITES:
         expected = 0
-    entry = frame_var("entry")
+    entry = frame_var("entry") if parent is None else None
     if entry is not None:
         ours = pte_value(entry)
     paging = pgtable.detect() if found is None and int(task["mm"]) \
         else None
     if paging is not None and addr < paging.user_top:
         steps, _ = pgtable.walk(task["mm"], addr, paging)
+        if parent is not None:
+            names = [st[0] for st in steps]
+            level = parent if parent in names or paging.levels == 5 \
+                else "pgd"
+            steps = steps[:names.index(level) + 1] if level in names \
+                else steps
         found = steps[-1][3]
         r["found_level"] = steps[-1][0]
     r["address"] = "0x{:x}".format(addr)
@@ -189,8 +242,9 @@ def format_loss(n, r):
 class LossBreakpoint(gdb.Breakpoint):
     """A breakpoint on one loss site's counter increment."""
 
-    def __init__(self, watch, pc, counter):
-        super(LossBreakpoint, self).__init__("*0x{:x}".format(pc),
+    def __init__(self, watch, pc, counter, hardware):
+        kind = gdb.BP_HARDWARE_BREAKPOINT if hardware else gdb.BP_BREAKPOINT
+        super(LossBreakpoint, self).__init__("*0x{:x}".format(pc), type=kind,
                                              internal=True)
         self.watch = watch
         self.counter = counter
@@ -200,12 +254,18 @@ class LossBreakpoint(gdb.Breakpoint):
 
 
 class Watch(object):
-    def __init__(self, count, stop_each, as_json):
+    def __init__(self, sites, count, stop_each, as_json, hardware):
         self.count = count
         self.stop_each = stop_each
         self.as_json = as_json
         self.seen = 0
-        self.bps = [LossBreakpoint(self, pc, c) for pc, c in loss_sites()]
+        self.bps = []
+        try:
+            for pc, c in sites:
+                self.bps.append(LossBreakpoint(self, pc, c, hardware))
+        except (gdb.error, RuntimeError):
+            self.remove()
+            raise
 
     def done(self):
         return self.count is not None and self.seen >= self.count
@@ -251,17 +311,27 @@ def on_stop(event):
 class PfRaceWatch(gdb.Command):
     """Report lost page-fault races as they happen.
 
-pf-race-watch [--count N] [--stop] [--json] | --list | --clear:
-put a breakpoint on every lost-race site (each pfscale_count() of a
+pf-race-watch [--counter NAME]... [--hw] [--count N] [--stop] [--json]
+pf-race-watch [--counter NAME]... --list | --clear
+
+Put a breakpoint on every lost-race site (each pfscale_count() of a
 *_lost counter in the kernel's code), let the guest run, and print one
 line per loss: CPU, task (pid and comm), counter, faulting address, the
 PTE the loser expected (none, or vmf->orig_pte), the PTE it found (the
 winner's) with its flags, and the PTE it wanted to install when that is
-readable. After N losses (default: until interrupted) the breakpoints go
+readable. At a page-table populate site (*_table_*_lost) what was found
+is the upper entry pointing to the winner's table (found_level says
+which). After N losses (default: until interrupted) the breakpoints go
 and the guest stays stopped at the last loss. --stop returns to the prompt
 at every loss instead (the frame is the loss site: bt, info locals work);
 "continue" runs to the next, and the breakpoints go after N losses or with
---clear. --list prints the sites; --json prints one object per loss."""
+--clear.
+
+--counter NAME (repeatable, or NAME,NAME) watches only those counters'
+sites. --hw uses hardware breakpoints: under KVM these are the x86 debug
+registers, four at most, so choose the counters; software breakpoints
+(the default) work under both TCG and KVM. --list prints the sites;
+--json prints one object per loss."""
 
     def __init__(self):
         super(PfRaceWatch, self).__init__("pf-race-watch", gdb.COMMAND_DATA)
@@ -270,35 +340,50 @@ at every loss instead (the frame is the loss site: bt, info locals work);
     def invoke(self, arg, from_tty):
         global _watch
         count = None
+        wanted = []
         rest = []
         it = iter(gdb.string_to_argv(arg))
         for w in it:
             if w == "--count":
                 count = util.parse_int(next(it, ""), "count")
-                if count < 1:
-                    raise util.PfError("--count must be at least 1")
             elif w.startswith("--count="):
                 count = util.parse_int(w[8:], "count")
+            elif w == "--counter" or w.startswith("--counter="):
+                names = next(it, "") if w == "--counter" else w[10:]
+                if not names:
+                    raise util.PfError("--counter needs a counter name")
+                wanted += [n for n in names.split(",") if n]
             else:
                 rest.append(w)
+        if count is not None and count < 1:
+            raise util.PfError("--count must be at least 1")
         opts = set(rest)
-        if opts - {"--stop", "--json", "--list", "--clear"}:
-            raise util.PfError("usage: pf-race-watch [--count N] [--stop] "
-                               "[--json] | --list | --clear")
+        if opts - {"--stop", "--json", "--list", "--clear", "--hw"}:
+            raise util.PfError("usage: pf-race-watch [--counter NAME]... "
+                               "[--hw] [--count N] [--stop] [--json] | "
+                               "--list | --clear")
         if "--clear" in opts:
             clear()
             return
-        sites = loss_sites()
+        sites = select_sites(loss_sites(), wanted)
         if "--list" in opts:
             for pc, c in sites:
                 gdb.write("0x{:x} {} {}\n".format(pc, c, gdb.execute(
                     "info symbol 0x{:x}".format(pc),
                     to_string=True).strip()))
             return
+        hardware = "--hw" in opts
+        if hardware and len(sites) > X86_DEBUG_REGISTERS:
+            raise util.PfError(
+                "--hw: {} sites, but x86 has {} debug registers; choose "
+                "fewer with --counter (see --list)".format(
+                    len(sites), X86_DEBUG_REGISTERS))
         clear()
-        _watch = Watch(count, "--stop" in opts, "--json" in opts)
-        gdb.write("pf-race-watch: {} breakpoints on {} lost-race counters{}"
-                  "\n".format(len(sites), len(set(c for _, c in sites)),
+        _watch = Watch(sites, count, "--stop" in opts, "--json" in opts,
+                       hardware)
+        gdb.write("pf-race-watch: {} {}breakpoints on {} lost-race counters{}"
+                  "\n".format(len(sites), "hardware " if hardware else "",
+                              len(set(c for _, c in sites)),
                               ", {} losses".format(count) if count else
                               ", until interrupted"))
         gdb.flush()

@@ -29,7 +29,7 @@ checks=("helper printed its GDBMAP line"
 	"pf-walk in the THP region: 2M huge pmd, PFN = pagemap's pfn0 + 5"
 	"pf-range over the THP region: one present run of 512 pages, 2M x1"
 	"pf-walk on a never-touched page of the region: pte not present (none)"
-	"pf-walk detects 4-level paging (levels 4, p4d folded, CR4.LA57=0)"
+	"pf-walk detects 4-level paging (levels 4, p4d folded, CR4.LA57=0, __pgtable_l5_enabled=0)"
 	"pf-counters --json has anon_fault_locked > 0"
 	"pf-rss --json lists the pid and its threads"
 	"pf-rss split anon pages >= $touched"
@@ -43,10 +43,13 @@ checks=("helper printed its GDBMAP line"
 	"pf-mm on pid 99999: one clear line"
 	"pf-mm on a kernel thread: one clear line"
 	"no Python traceback in the gdb output"
-	"h_race_loop printed its region (pfscale.atomic_pte=1)"
+	"h_race_loop same, populate and swap printed their regions (pfscale.atomic_pte=1)"
 	"pf-race-watch --count 3 reports 3 losses of *_lost counters"
-	"every loss is in the helper's region, its found PTE present"
-	"the lost-race counters moved by >= 3 across the watch"
+	"every loss is in its task's helper region, its found PTE present"
+	"pf-race-watch --counter swapin_lost: a loss in the swap helper's region, expected a swap entry, found it present"
+	"pf-race-watch --counter pte_table_cmpxchg_lost --hw: a loss in the populate helper's region, found the winner's pmd (a present table)"
+	"pf-race-watch --hw on too many sites, an unknown --counter: one line each"
+	"the lost-race counters moved by >= 5 across the watches"
 	"pf-race-watch leaves no breakpoint behind, no traceback"
 	"make gdb GDB_BATCH=...: boots, attaches, runs pf-counters, ends the guest"
 	"scripts loaded without vmlinux-gdb.py: one line, no traceback"
@@ -179,7 +182,8 @@ python3 -c '
 import json, sys
 w = json.loads(sys.argv[1])
 ok = (w["levels"] == 4 and [s["level"] for s in w["steps"]] ==
-      ["pgd", "pud", "pmd", "pte"] and "CR4.LA57=0" in w["levels_source"])
+      ["pgd", "pud", "pmd", "pte"] and "CR4.LA57=0" in w["levels_source"] and
+      "__pgtable_l5_enabled=0" in w["levels_source"])
 sys.exit(0 if ok else 1)' "$(section walkjson | grep '^{')" 2>/dev/null &&
 	section walk | grep -q "^pf-walk $addr pid $pid (h_gdb_map) .* levels 4\$" &&
 	section walk | grep -q '^  p4d  *(folded into the pgd)$'
@@ -277,24 +281,29 @@ rm -f "$log" "$rout"
 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r gdbrace -g -p "$port" \
 	-a pfscale.atomic_pte=1 -l "$log" -t 600 >"$out/gdb-race-boot.out" 2>&1 &
 qpid=$!
-line=$(wait_console "$log" '^RACE pid=' 120 "$qpid")
-if [ -z "$line" ]; then
-	notok "no RACE line in $log within 120 s"
-	for i in 1 2 3 4; do notok "no race helper"; done
+wait_console "$log" '^RACE .* mode=swap' 120 "$qpid" >/dev/null
+races=$(tr -d '\r' <"$log" | grep '^RACE pid=')
+# region MODE: "PID START END" of that helper
+region() { sed -n "s/^RACE pid=\([0-9]*\) region=\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .* mode=$1\$/\1 \2 \3/p" <<<"$races"; }
+if [ -z "$(region same)" ] || [ -z "$(region populate)" ] || [ -z "$(region swap)" ]; then
+	notok "RACE lines in $log within 120 s: $(tr '\n' ' ' <<<"$races")"
+	for i in 1 2 3 4 5 6 7; do notok "no race helpers"; done
 	cleanup
 else
 	ok
-	echo "# guest: $line"
-	rstart=$(sed -n 's/.* region=\(0x[0-9a-f]*\)-.*/\1/p' <<<"$line")
-	rend=$(sed -n 's/.* region=0x[0-9a-f]*-\(0x[0-9a-f]*\).*/\1/p' <<<"$line")
+	sed 's/^/# guest: /' <<<"$races"
 	sleep 2	# let the rounds start
-	timeout 300 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+	timeout 400 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
 		-ex "source $art/vmlinux-gdb.py" \
 		-ex "source $top/gdb-scripts/pfscale.py" \
 		-ex "target remote :$port" \
 		-ex 'echo @@before\n' -ex 'pf-counters --json' \
 		-ex 'echo @@watch\n' -ex 'pf-race-watch --count 3 --json' \
 		-ex 'echo @@step\n' -ex 'stepi' \
+		-ex 'echo @@swap\n' -ex 'pf-race-watch --counter swapin_lost --count 1 --json' \
+		-ex 'echo @@populate\n' \
+		-ex 'pf-race-watch --counter pte_table_cmpxchg_lost --hw --count 1 --json' \
+		-ex 'echo @@errors\n' -ex 'pf-race-watch --hw' -ex 'pf-race-watch --counter nosuch_lost' \
 		-ex 'echo @@after\n' -ex 'pf-counters --json' \
 		-ex 'echo @@bps\n' -ex 'maint info breakpoints' \
 		-ex 'echo @@end\n' >"$rout" 2>&1
@@ -307,23 +316,65 @@ ls = [json.loads(l) for l in sys.argv[1].splitlines()]
 sys.exit(0 if len(ls) == 3 and all(l["counter"].endswith("_lost")
                                    for l in ls) else 1)' "$watch" 2>/dev/null
 	check $? "$(section watch | head -c 300)"
+	# in_region JSON_LINES: every loss in the region of its tgid's helper,
+	# with its found entry present
+	in_region() {
+		python3 -c '
+import json, sys
+regions = {}
+for l in sys.argv[2].splitlines():
+    pid, lo, hi = l.split()
+    regions[int(pid)] = (int(lo, 16), int(hi, 16))
+ls = [json.loads(l) for l in sys.argv[1].splitlines()]
+sys.exit(0 if ls and all(
+    l["tgid"] in regions and
+    regions[l["tgid"]][0] <= int(l["address"], 16) < regions[l["tgid"]][1] and
+    l["found_present"] and int(l["found"], 16) & 1 for l in ls) else 1)' \
+			"$1" "$(region same; region populate; region swap)" 2>/dev/null
+	}
+	in_region "$watch"
+	check $? "$(head -c 400 <<<"$watch")"
+	# The swap helper's loss: it expected its swap PTE (not present, not
+	# none) and found the winner's present page.
+	swap=$(section swap | grep '^{')
 	python3 -c '
 import json, sys
-lo, hi = int(sys.argv[2], 16), int(sys.argv[3], 16)
 ls = [json.loads(l) for l in sys.argv[1].splitlines()]
-sys.exit(0 if ls and all(lo <= int(l["address"], 16) < hi and
-                         l["found_present"] and int(l["found"], 16) & 1
-                         for l in ls) else 1)' "$watch" "${rstart:-0}" "${rend:-0}" 2>/dev/null
-	check $? "region $rstart-$rend: $(head -c 300 <<<"$watch")"
+pid = int(sys.argv[2])
+sys.exit(0 if len(ls) == 1 and all(
+    l["counter"] == "swapin_lost" and l["tgid"] == pid and
+    int(l["expected"], 16) and not int(l["expected"], 16) & 1 and
+    l.get("found_level", "pte") == "pte" for l in ls) else 1)' \
+		"$swap" "$(region swap | cut -d' ' -f1)" 2>/dev/null && in_region "$swap"
+	check $? "$(section swap | head -c 400)"
+	populate=$(section populate | grep '^{')
+	python3 -c '
+import json, sys
+ls = [json.loads(l) for l in sys.argv[1].splitlines()]
+pid = int(sys.argv[2])
+sys.exit(0 if len(ls) == 1 and all(
+    l["counter"] == "pte_table_cmpxchg_lost" and l["tgid"] == pid and
+    l["found_level"] == "pmd" and int(l["expected"], 16) == 0 and
+    not int(l["found"], 16) & 0x80 and l["source"] != "cr2"
+    for l in ls) else 1)' \
+		"$populate" "$(region populate | cut -d' ' -f1)" 2>/dev/null &&
+		in_region "$populate" &&
+		section populate | grep -q '^pf-race-watch: 1 hardware breakpoints on 1 lost-race counters'
+	check $? "$(section populate | head -c 400)"
+	errs=$(section errors)
+	[ "$(grep -c '^pf-race-watch: --hw: [0-9]* sites, but x86 has 4 debug registers' <<<"$errs")" = 1 ] &&
+		[ "$(grep -c "^pf-race-watch: 'nosuch_lost' is not a lost-race counter" <<<"$errs")" = 1 ] &&
+		[ "$(wc -l <<<"$errs")" = 2 ]
+	check $? "$(head -c 300 <<<"$errs")"
 	python3 -c '
 import json, sys
 b = json.loads(sys.argv[1])["counters"]
 a = json.loads(sys.argv[2])["counters"]
 d = sum(a[n] - b[n] for n in a if n.endswith("_lost"))
 print(d)
-sys.exit(0 if d >= 3 else 1)' "$(section before)" "$(section after)" >"$out/gdb-race-delta" 2>/dev/null
+sys.exit(0 if d >= 5 else 1)' "$(section before)" "$(section after)" >"$out/gdb-race-delta" 2>/dev/null
 	check $? "lost counters moved by $(cat "$out/gdb-race-delta")"
-	! section bps | grep -qE '^-?[0-9]+ +breakpoint' && ! grep -q Traceback "$rout" &&
+	! section bps | grep -qE '^-?[0-9]+ +(hw )?breakpoint' && ! grep -q Traceback "$rout" &&
 		grep -q '^@@end' "$rout"
 	check $? "$(section bps | head -3 | tr '\n' ' ')"
 fi
@@ -354,8 +405,8 @@ lout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/v
 check $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
 
 # --- 5-level walks on synthetic tables (no guest) ----------------------
-# This kernel has 4-level paging only (no CONFIG_X86_5LEVEL), so the
-# 5-level path of pgtable.py is exercised here, on tables in a dict.
+# Every corner of the walkers on tables in a dict: 5 and 4 levels, huge
+# entries, swap entries (tests/host/gdb-l5.sh walks a real 5-level guest).
 cat >"$out/pgtable-synth.py" <<'EOF_SYNTH'
 # Synthetic page tables through pgtable's walkers (no guest): 5-level and
 # 4-level walks, a huge pmd, and pf-range's runs.
