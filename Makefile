@@ -46,7 +46,7 @@ deps:
 	fi
 
 kernel: kernel-test
-kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+l5: kernel-%: deps
+kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched: kernel-%: deps
 	@mkdir -p $(BUILD)
 	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"

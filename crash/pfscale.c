@@ -386,8 +386,9 @@ char *help_pfpte[] = {
 	"pfpte",
 	"present page runs of a process's user page tables",
 	"pid start end",
-	"  Walks the x86_64 4-level page tables of pid's mm, from mm->pgd, with",
-	"  physical reads, over the user addresses [start, end) (hex), and",
+	"  Walks the x86_64 page tables of pid's mm from mm->pgd, with physical",
+	"  reads, over the user addresses [start, end) (hex): 4 levels, or 5 when",
+	"  the kernel's __pgtable_l5_enabled (CONFIG_X86_5LEVEL) is set, and",
 	"  prints each run of virtually contiguous present pages:",
 	"    START-END pages N",
 	"  then the total. Huge PMD/PUD mappings count as their 4k pages. It",
@@ -425,12 +426,24 @@ static int pfs_entry(ulong table_pa, int idx, ulong *e)
 		       "page table entry", RETURN_ON_ERROR);
 }
 
+/* 5 if the kernel runs 5-level paging, else 4 (no CONFIG_X86_5LEVEL: 4). */
+static int pfs_paging_levels(void)
+{
+	uint l5 = 0;
+
+	if (symbol_exists("__pgtable_l5_enabled"))
+		readmem(symbol_value("__pgtable_l5_enabled"), KVADDR, &l5,
+			sizeof(l5), "__pgtable_l5_enabled", RETURN_ON_ERROR);
+	return l5 ? 5 : 4;
+}
+
 static void cmd_pfpte(void)
 {
 	struct pfs_find f;
 	ulong start, end, pgd, va;
-	int err = 0;
-	static const int shift[4] = { 39, 30, 21, 12 };
+	int err = 0, levels = pfs_paging_levels();
+	static const int shift5[5] = { 48, 39, 30, 21, 12 };
+	const int *shift = levels == 5 ? shift5 : shift5 + 1;
 
 	if (argcnt != 4) {
 		cmd_usage(pc->curcmd, SYNOPSIS);
@@ -441,7 +454,7 @@ static void cmd_pfpte(void)
 	start = htol(args[2], RETURN_ON_ERROR | QUIET, &err);
 	if (!err)
 		end = htol(args[3], RETURN_ON_ERROR | QUIET, &err);
-	if (err || start >= end || end > (1UL << 47)) {
+	if (err || start >= end || end > (1UL << (levels == 5 ? 56 : 47))) {
 		fprintf(fp, "pfpte: bad range %s %s (hex user addresses, start < end)\n",
 			args[2], args[3]);
 		return;
@@ -455,7 +468,7 @@ static void cmd_pfpte(void)
 		ulong table = VTOP(pgd), e = 0;
 		int level;
 
-		for (level = 0; level < 4; level++) {
+		for (level = 0; level < levels; level++) {
 			ulong size = 1UL << shift[level];
 			int idx = (va >> shift[level]) & 511;
 
@@ -463,7 +476,8 @@ static void cmd_pfpte(void)
 				va = (va & ~(size - 1)) + size;
 				break;
 			}
-			if (level == 3 || (level > 0 && (e & PFS_PSE))) {
+			if (level == levels - 1 ||
+			    (level >= levels - 3 && (e & PFS_PSE))) {
 				ulong next = (va & ~(size - 1)) + size;
 
 				if (next > end)
