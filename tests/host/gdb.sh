@@ -406,7 +406,7 @@ check $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
 
 # --- 5-level walks on synthetic tables (no guest) ----------------------
 # Every corner of the walkers on tables in a dict: 5 and 4 levels, huge
-# entries, swap entries (tests/host/gdb-l5.sh walks a real 5-level guest).
+# entries, swap entries (tests/host/paging-l5.sh walks a real 5-level guest).
 cat >"$out/pgtable-synth.py" <<'EOF_SYNTH'
 # Synthetic page tables through pgtable's walkers (no guest): 5-level and
 # 4-level walks, a huge pmd, and pf-range's runs.
