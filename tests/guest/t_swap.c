@@ -17,7 +17,7 @@
  * 2. Reclaim racing faults: writer threads keep writing their own slot of
  *    every page and reading it back while another thread pushes the range
  *    out with MADV_PAGEOUT. Nothing is ever discarded, so every read must
- *    return exactly what its writer wrote. Reclaim (try_to_unmap_one) takes
+ *    return exactly what its writer wrote last. Reclaim (try_to_unmap_one) takes
  *    present PTEs away under the PTE lock; on the atomic path it parks them
  *    (a busy marker, not an empty PTE that a lockless fault could fill), so
  *    a bug there shows as a zero or stale slot. After quiesce, present +
@@ -111,20 +111,32 @@ static int swapin_round(int n, int round)
 	return ok;
 }
 
+/* What writer @id leaves in page @page in pass @gen (0: never written). */
+static uint64_t writer_value(uint64_t gen, long id, long page)
+{
+	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
+}
+
+/*
+ * Each pass checks that the slot still holds the previous pass's value (a
+ * write lost with a page that reclaim replaced would show here), writes the
+ * new one and reads it back.
+ */
 static void *writer(void *p)
 {
 	long id = (long)p, i;
-	uint64_t v, got, gen = 0;
+	uint64_t gen = 0;
 
 	while (!stop) {
 		gen++;
 		for (i = 0; i < PAGES && !stop; i++) {
 			volatile uint64_t *slot = (uint64_t *)(base + i * PAGE) + id;
+			uint64_t v = writer_value(gen, id, i);
 
-			v = (gen << 40) | ((uint64_t)id << 32) | i;
+			if (*slot != writer_value(gen - 1, id, i))
+				__sync_fetch_and_add(&bad, 1);
 			*slot = v;
-			got = *slot;
-			if (got != v)
+			if (*slot != v)
 				__sync_fetch_and_add(&bad, 1);
 		}
 	}
