@@ -24,7 +24,19 @@ PROTNONE = 1 << 8
 
 FLAGS = ((0, "present"), (1, "rw"), (2, "user"), (3, "pwt"), (4, "pcd"),
          (5, "accessed"), (6, "dirty"), (7, "huge"), (8, "global"),
-         (63, "nx"))
+         (9, "special"), (10, "uffd-wp"), (11, "soft-dirty"),
+         (58, "devmap"), (63, "nx"))
+
+# A non-present, non-none, non-protnone PTE is a swap-format entry
+# (arch/x86/include/asm/pgtable_64.h): the type in bits 59-63, the offset
+# inverted in bits 9-58 (L1TF), and three flags of its own.
+SWP_TYPE_SHIFT = 59
+SWP_OFFSET_FIRST_BIT = 9
+SWP_OFFSET_MASK = (1 << 50) - 1
+SWP_FLAGS = ((1, "soft-dirty"), (2, "uffd-wp"), (3, "exclusive"))
+SWP_TYPES = 32                  # 1 << MAX_SWAPFILES_SHIFT
+# include/linux/swapops.h: what a PTE marker's offset bits mean
+PTE_MARKER_BITS = ((0, "uffd-wp"), (1, "pfscale-busy"))
 
 # name, shift of the address bits that index it
 LEVELS4 = (("pgd", 39), ("pud", 30), ("pmd", 21), ("pte", 12))
@@ -92,13 +104,93 @@ def is_leaf(entry, shift):
     return shift == PAGE_SHIFT or (shift in (30, 21) and entry >> 7 & 1)
 
 
+_swap_kinds = None
+
+
+def swap_kinds():
+    """{type: kind} of the swap types that are not swap files in this
+    kernel, counted down from 31 as include/linux/swap.h allocates them:
+    swapin-error, pte-marker (CONFIG_PTE_MARKER), 4 device-private types,
+    3 migration types, hwpoison. MAX_SWAPFILES is the length of the
+    kernel's swap_info[]; the config options show as symbols."""
+    global _swap_kinds
+    if _swap_kinds is not None:
+        return _swap_kinds
+    migration = 3 if util.have_symbol("migrate_pages") else 0
+    hwpoison = 1 if util.have_symbol("memory_failure") else 0
+    try:
+        max_files = int(gdb.parse_and_eval(
+            "sizeof(swap_info) / sizeof(swap_info[0])"))
+        rest = SWP_TYPES - max_files - 1 - migration - hwpoison
+    except gdb.error:           # no CONFIG_SWAP: no swap_info[]
+        rest = 1 if util.have_symbol("handle_pte_marker") else 0
+        max_files = SWP_TYPES - 1 - rest - migration - hwpoison
+    device = 4 if rest >= 4 else 0
+    names = (["hwpoison"] * hwpoison +
+             ["migration-read", "migration-read-exclusive",
+              "migration-write"][:migration] +
+             ["device-write", "device-read", "device-exclusive-write",
+              "device-exclusive-read"][:device] +
+             ["pte-marker"] * (rest - device) + ["swapin-error"])
+    _swap_kinds = dict((max_files + i, n) for i, n in enumerate(names))
+    return _swap_kinds
+
+
+def swap_entry(entry):
+    """Decode a swap-format PTE: {"kind", "type", "offset", "flags"}, and
+    "pfn" for migration/device/hwpoison entries, "marker" for markers."""
+    swp_type = entry >> SWP_TYPE_SHIFT
+    offset = ~entry >> SWP_OFFSET_FIRST_BIT & SWP_OFFSET_MASK
+    kind = swap_kinds().get(swp_type, "swap")
+    r = {"kind": kind, "type": swp_type, "offset": offset,
+         "flags": [n for bit, n in SWP_FLAGS if entry >> bit & 1]}
+    if kind == "pte-marker":
+        r["marker"] = [n for bit, n in PTE_MARKER_BITS if offset >> bit & 1]
+    elif kind.startswith("migration"):
+        # A migration entry keeps the PTE's young/dirty bits above the pfn
+        # (SWP_PFN_BITS = MAX_PHYSMEM_BITS - PAGE_SHIFT).
+        pfn_bits = (52 if kernel_l5() else 46) - PAGE_SHIFT
+        r["pfn"] = offset & ((1 << pfn_bits) - 1)
+        r["flags"] += [n for bit, n in ((pfn_bits, "young"),
+                                         (pfn_bits + 1, "dirty"))
+                       if offset >> bit & 1]
+    elif kind != "swap" and kind != "swapin-error":
+        r["pfn"] = offset
+    return r
+
+
+def format_swap(r):
+    if r["kind"] == "swap":
+        text = "swap entry type {} offset 0x{:x}".format(r["type"],
+                                                          r["offset"])
+    elif r["kind"] == "pte-marker":
+        text = "pte marker {}".format(" ".join(r["marker"]) or
+                                      "0x{:x}".format(r["offset"]))
+    elif "pfn" in r:
+        text = "{} entry pfn 0x{:x}".format(r["kind"], r["pfn"])
+    else:
+        text = "{} entry".format(r["kind"])
+    return text + "".join(" " + f for f in r["flags"])
+
+
+def nonpresent(entry):
+    """A non-present entry's kind: None (none), "protnone", or the decoded
+    swap-format entry."""
+    if entry == 0:
+        return None
+    if entry & PROTNONE:
+        return "protnone"
+    return swap_entry(entry)
+
+
 def flag_names(entry):
     if not entry & 1:
-        if entry == 0:
+        what = nonpresent(entry)
+        if what is None:
             return "not present: none"
-        if entry & PROTNONE:
+        if what == "protnone":
             return "not present: protnone"
-        return "not present: swap or migration entry"
+        return "not present: " + format_swap(what)
     return " ".join(n for bit, n in FLAGS if entry >> bit & 1)
 
 
@@ -234,14 +326,27 @@ def leaf_kinds(kinds):
                      for s in sorted(kinds, reverse=True) if s != PAGE_SHIFT)
 
 
+def step_json(name, idx, at, entry):
+    r = {"level": name, "index": idx, "at": "0x{:x}".format(at),
+         "entry": "0x{:016x}".format(entry), "flags": flag_names(entry)}
+    what = nonpresent(entry) if not entry & 1 else None
+    if isinstance(what, dict):
+        r["swap"] = what
+    return r
+
+
 class PfWalk(gdb.Command):
     """Walk the page tables for a user virtual address.
 
 pf-walk ADDR [PID] [--json]: walk ADDR in the mm of task PID (default: the
 current task) through pgd -> p4d -> pud -> pmd -> pte, printing each
 level's entry and its decoded flags (present, rw, user, accessed, dirty,
-huge, nx, ...; a non-present entry as none, protnone or swap/migration
-entry), and the physical address and PFN it maps to. 1G and 2M huge
+huge, nx, special, soft-dirty, uffd-wp, ...), and the physical address and
+PFN it maps to. A non-present entry is none, protnone, or a swap-format
+entry decoded by kind: a swap entry (type, offset), a migration, device or
+hwpoison entry (pfn), a PTE marker (uffd-wp, pfscale-busy: a PTE parked
+by a PTE-lock holder on the atomic path) or a swapin-error entry, with
+its soft-dirty/uffd-wp/exclusive bits; --json adds them as "swap". 1G and 2M huge
 mappings end the walk at the pud or pmd. The paging mode is detected from
 CR4.LA57 and the kernel's __pgtable_l5_enabled: with 4-level paging
 ("levels 4") the p4d is folded into the pgd, with 5-level the pgd is
@@ -264,10 +369,7 @@ indexed by bits 48-56 and a real p4d follows."""
                  "comm": task["comm"].string(), "mm": "0x{:x}".format(
                      int(mm)), "pgd": "0x{:x}".format(int(mm["pgd"])),
                  "levels": paging.levels, "levels_source": paging.source,
-                 "steps": [{"level": n, "index": i, "at": "0x{:x}".format(v),
-                            "entry": "0x{:016x}".format(e),
-                            "flags": flag_names(e)}
-                           for n, i, v, e in steps],
+                 "steps": [step_json(n, i, v, e) for n, i, v, e in steps],
                  "present": result is not None}
             if result is not None:
                 r.update({"phys": "0x{:x}".format(result[0]),

@@ -37,7 +37,17 @@ INC_RE = re.compile(r"^\s*(?:=>\s*)?(0x[0-9a-f]+)\s*(?:<[^>]*>)?:\s*"
 
 # Sites whose loser compared the PTE with vmf->orig_pte; the others
 # expected an empty PTE.
-ORIG_PTE_SITES = ("pte_fault_same_lost", "wp_copy_lost", "swapin_lost")
+ORIG_PTE_SITES = ("pte_fault_same_lost", "wp_copy_lost", "swapin_lost",
+                  "busy_pte_fault")
+
+# Not *_lost, but a race lost all the same: the fault found a PTE parked
+# by a PTE-lock holder (orig_pte is the marker) and retries. Watched only
+# when named with --counter.
+RETRY_COUNTERS = ("busy_pte_fault",)
+
+
+def watchable(name):
+    return name.endswith("_lost") or name in RETRY_COUNTERS
 
 # Populate sites: the table kind in the counter's name, and the level of
 # the entry that the loser found populated (p4d is the pgd on 4 levels).
@@ -80,7 +90,7 @@ def site_code(name):
 
 
 def loss_sites():
-    """[(pc, counter name)] of every increment of a *_lost counter."""
+    """[(pc, counter name)] of every increment of a watchable counter."""
     global _sites
     if _sites is not None:
         return _sites
@@ -92,7 +102,7 @@ def loss_sites():
         base = 0
     ranges = set()
     for name, site, _ in descs:
-        if name.endswith("_lost") and site:
+        if watchable(name) and site:
             ranges |= site_code(site)
     if not ranges:
         raise util.PfError("no lost-race site found in the kernel's code")
@@ -105,7 +115,7 @@ def loss_sites():
             if not m:
                 continue
             idx = (int(m.group(2) or 0) - base) // 8
-            if 0 <= idx < len(names) and names[idx].endswith("_lost"):
+            if 0 <= idx < len(names) and watchable(names[idx]):
                 sites.append((int(m.group(1), 16), names[idx]))
     if not sites:
         raise util.PfError("no pfscale_counters increment of a *_lost "
@@ -115,11 +125,11 @@ def loss_sites():
 
 
 def select_sites(sites, wanted):
-    """The sites of the counters named in wanted (all if empty)."""
+    """The sites of the counters named in wanted (every *_lost one if
+    empty)."""
     if not wanted:
-        return sites
-    known = [d[0] for d in counters.counter_descs()
-             if d[0].endswith("_lost")]
+        return [(pc, c) for pc, c in sites if c.endswith("_lost")]
+    known = [d[0] for d in counters.counter_descs() if watchable(d[0])]
     for name in wanted:
         if name not in known:
             raise util.PfError("'{}' is not a lost-race counter (one of: {})"
@@ -224,13 +234,18 @@ def describe(counter):
     r["found_present"] = bool(found is not None and found & 1)
     r["found_flags"] = pgtable.flag_names(found) if found is not None \
         else ""
+    r["expected_flags"] = pgtable.flag_names(expected) \
+        if expected is not None else ""
     return r
 
 
 def format_loss(n, r):
+    expected = r["expected"] or "?"
+    if r["expected"] and int(r["expected"], 16):
+        expected += " [{}]".format(r["expected_flags"])
     line = ("loss {} cpu {} pid {} ({}) {} addr {} expected {} found {} [{}]"
             .format(n, r["cpu"], r["pid"], r["comm"], r["counter"],
-                    r["address"], r["expected"] or "?", r["found"] or "?",
+                    r["address"], expected, r["found"] or "?",
                     r["found_flags"]))
     if r["ours"]:
         line += " ours {}".format(r["ours"])
@@ -328,7 +343,8 @@ at every loss instead (the frame is the loss site: bt, info locals work);
 --clear.
 
 --counter NAME (repeatable, or NAME,NAME) watches only those counters'
-sites. --hw uses hardware breakpoints: under KVM these are the x86 debug
+sites; it may also name busy_pte_fault, a fault that found a PTE parked by
+a PTE-lock holder (expected is then that marker). --hw uses hardware breakpoints: under KVM these are the x86 debug
 registers, four at most, so choose the counters; software breakpoints
 (the default) work under both TCG and KVM. --list prints the sites;
 --json prints one object per loss."""

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Guest helper for tests/host/gdb.sh: map 64 anonymous pages (THP off),
- * touch pages 0..47, and map a 2 MiB-aligned MADV_HUGEPAGE region and
- * touch it so that one huge PMD maps it; print where they are, then sleep
- * until the host kills QEMU.
+ * touch pages 0..47, map a 2 MiB-aligned MADV_HUGEPAGE region and touch it
+ * so that one huge PMD maps it, and map 8 pages, touch them and push them
+ * out to swap with MADV_PAGEOUT; print where they are, then sleep until
+ * the host kills QEMU.
  *
  *   GDBTHP pid=PID addr=0xADDR pfn0=PFN pfn5=PFN anonhuge_kb=KB
+ *   GDBSWAP pid=PID addr=0xADDR swapped=N type=T offset=0xOFF
  *   GDBMAP pid=PID addr=0xADDR pfn0=PFN present=48 threads=N
  *
  * GDBTHP's pfn0/pfn5 are /proc/self/pagemap's PFNs of the huge region's
  * pages 0 and 5, anonhuge_kb its VMA's AnonHugePages in /proc/self/smaps
  * (2048 when a huge PMD maps it; the region is still printed otherwise).
+ * GDBSWAP's swapped is how many of the 8 pages pagemap says are swapped,
+ * type and offset are pagemap's swap entry of page 0 (0 0 without swap).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -109,6 +113,35 @@ static char *map_huge(void)
 	return h;
 }
 
+/* 8 pages written, then paged out; prints the GDBSWAP line. */
+static void map_swapped(void)
+{
+	char *p = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t e;
+	int i, swapped = 0;
+
+	if (p == MAP_FAILED) {
+		perror("mmap swap");
+		exit(1);
+	}
+	madvise(p, 8 * PAGE, MADV_NOHUGEPAGE);
+	for (i = 0; i < 8; i++)
+		p[i * PAGE] = (char)i + 1;
+	if (madvise(p, 8 * PAGE, MADV_PAGEOUT))
+		perror("madvise MADV_PAGEOUT");
+	for (i = 0; i < 8; i++)
+		if (pagemap_entry(p + i * PAGE) >> 62 & 1)
+			swapped++;
+	e = pagemap_entry(p);
+	if (!(e >> 62 & 1))
+		e = 0;
+	/* pagemap: bits 0-4 the swap type, 5-54 the offset */
+	printf("GDBSWAP pid=%d addr=%p swapped=%d type=%llu offset=0x%llx\n",
+	       getpid(), (void *)p, swapped, (unsigned long long)(e & 31),
+	       (unsigned long long)(e >> 5 & ((1ULL << 50) - 1)));
+}
+
 int main(void)
 {
 	pthread_t th[NTHREADS];
@@ -116,6 +149,7 @@ int main(void)
 	char *huge;
 
 	huge = map_huge();
+	map_swapped();
 	region = mmap(NULL, NPAGES * PAGE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (region == MAP_FAILED) {

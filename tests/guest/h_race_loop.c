@@ -12,6 +12,9 @@
  *             its PTE tables): pte_table_*_lost
  *   swap      reads of pages pushed out with MADV_PAGEOUT, while a forked
  *             child holds the swap entries (see t_swap.c): swapin_lost
+ *   reclaim   no rounds: the threads write the pages over and over while
+ *             MADV_PAGEOUT pushes them out, so faults meet PTEs that
+ *             reclaim parked (atomic-path kernels): busy_pte_fault
  *
  * Prints once:
  *
@@ -32,7 +35,7 @@
 #define MB2 (2UL << 20)
 #define RANGES 16
 
-enum mode { SAME, POPULATE, SWAP };
+enum mode { SAME, POPULATE, SWAP, RECLAIM };
 
 static enum mode mode;
 static char *region;
@@ -57,6 +60,10 @@ static void touch(long id)
 		for (i = 0; i < PAGES; i++)
 			(void)*(volatile uint64_t *)(region + i * PAGE);
 		break;
+	case RECLAIM:
+		for (;;)
+			for (i = 0; i < PAGES; i++)
+				((volatile uint64_t *)(region + i * PAGE))[id] = i;
 	}
 }
 
@@ -99,6 +106,8 @@ static void refresh(void)
 			for (;;)
 				pause();
 		break;
+	case RECLAIM:		/* no rounds */
+		break;
 	}
 }
 
@@ -114,8 +123,10 @@ int main(int argc, char **argv)
 		mode = POPULATE;
 	else if (!strcmp(name, "swap"))
 		mode = SWAP;
+	else if (!strcmp(name, "reclaim"))
+		mode = RECLAIM;
 	else {
-		fprintf(stderr, "usage: %s [same|populate|swap]\n", argv[0]);
+		fprintf(stderr, "usage: %s [same|populate|swap|reclaim]\n", argv[0]);
 		return 2;
 	}
 	if (n < 4)
@@ -130,6 +141,10 @@ int main(int argc, char **argv)
 	printf("RACE pid=%d region=%p-%p threads=%ld mode=%s\n", getpid(),
 	       (void *)region, (void *)(region + len), n, name);
 	fflush(stdout);
+	while (mode == RECLAIM) {
+		madvise(region, len, MADV_PAGEOUT);
+		usleep(500);
+	}
 	for (;;) {
 		refresh();
 		pthread_barrier_wait(&start);

@@ -29,6 +29,7 @@ checks=("helper printed its GDBMAP line"
 	"pf-walk in the THP region: 2M huge pmd, PFN = pagemap's pfn0 + 5"
 	"pf-range over the THP region: one present run of 512 pages, 2M x1"
 	"pf-walk on a never-touched page of the region: pte not present (none)"
+	"pf-walk on a paged-out page: a swap entry, type and offset equal pagemap's"
 	"pf-walk detects 4-level paging (levels 4, p4d folded, CR4.LA57=0, __pgtable_l5_enabled=0)"
 	"pf-counters --json has anon_fault_locked > 0"
 	"pf-rss --json lists the pid and its threads"
@@ -48,12 +49,13 @@ checks=("helper printed its GDBMAP line"
 	"every loss is in its task's helper region, its found PTE present"
 	"pf-race-watch --counter swapin_lost: a loss in the swap helper's region, expected a swap entry, found it present"
 	"pf-race-watch --counter pte_table_cmpxchg_lost --hw: a loss in the populate helper's region, found the winner's pmd (a present table)"
+	"pf-race-watch --counter busy_pte_fault: a fault in the reclaim helper's region expected a pfscale-busy PTE marker"
 	"pf-race-watch --hw on too many sites, an unknown --counter: one line each"
 	"the lost-race counters moved by >= 5 across the watches"
 	"pf-race-watch leaves no breakpoint behind, no traceback"
 	"make gdb GDB_BATCH=...: boots, attaches, runs pf-counters, ends the guest"
 	"scripts loaded without vmlinux-gdb.py: one line, no traceback"
-	"synthetic 5-level and 4-level tables: walks, huge pmd, swap entry, runs"
+	"synthetic 5-level and 4-level tables: walks, huge pmd, swap, marker, migration entries, runs"
 	"on an unpatched kernel: pf-counters and pf-race-watch say so in one line")
 done_checks=0
 ok() { echo "ok - gdb: ${checks[$done_checks]}"; done_checks=$((done_checks + 1)); }
@@ -117,6 +119,11 @@ taddr=$(tfield addr) tpfn0=$(tfield pfn0) tpfn5=$(tfield pfn5)
 tend=$(printf '0x%x' $((taddr + 2 * 1024 * 1024)))
 twalk=$(printf '0x%x' $((taddr + 5 * 4096 + 0x123)))
 untouched=$(printf '0x%x' $((addr + 50 * 4096)))
+swp=$(tr -d '\r' <"$log" | grep -m1 '^GDBSWAP pid=')
+echo "# guest: ${swp:-no GDBSWAP line}"
+sfield() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$swp"; }
+saddr=$(sfield addr)
+[ -n "$saddr" ] || saddr=0x1000
 tr -d '\r' <"$log" | sed -n 's/^GDBMM map //p' >"$out/gdbmm-maps"
 mmline=$(tr -d '\r' <"$log" | grep -m1 '^GDBMM pid=')
 mmpid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' <<<"$mmline")
@@ -132,6 +139,8 @@ timeout 300 gdb -batch -nx "$art/vmlinux" \
 	-ex 'echo @@thpwalktext\n' -ex "pf-walk $taddr $pid" \
 	-ex 'echo @@thprange\n' -ex "pf-range $taddr $tend $pid" \
 	-ex 'echo @@untouched\n' -ex "pf-walk $untouched $pid" \
+	-ex 'echo @@swapwalk\n' -ex "pf-walk $saddr $pid --json" \
+	-ex 'echo @@swapwalktext\n' -ex "pf-walk $saddr $pid" \
 	-ex 'echo @@walkjson\n' -ex "pf-walk $addr $pid --json" \
 	-ex 'echo @@counters\n' -ex 'pf-counters --json' \
 	-ex 'echo @@rss\n' -ex "pf-rss $pid --json" \
@@ -177,6 +186,21 @@ grep -q "^pf-walk: $untouched not mapped (pte not present)\$" <<<"$un" &&
 	grep -q '^  pte\[.*\[not present: none\]$' <<<"$un" &&
 	grep -q '^  pmd\[.*\[present ' <<<"$un"
 check $? "$(tail -2 <<<"$un" | tr '\n' ' ')"
+
+# The paged-out page: pagemap's swap type and offset are the generic
+# swp_entry_t's, which pf-walk decodes from the x86 swap PTE itself.
+python3 -c '
+import json, sys
+w = json.loads(sys.argv[1])
+sw = w["steps"][-1].get("swap", {})
+ok = (not w["present"] and w["steps"][-1]["level"] == "pte" and
+      int(sys.argv[2]) == 8 and sw.get("kind") == "swap" and
+      sw.get("type") == int(sys.argv[3]) and
+      sw.get("offset") == int(sys.argv[4], 16) and sw["offset"] > 0)
+sys.exit(0 if ok else 1)' "$(section swapwalk | grep '^{')" "$(sfield swapped)" \
+	"$(sfield type)" "$(sfield offset)" 2>/dev/null &&
+	section swapwalktext | grep -q "^  pte\[.*\[not present: swap entry type $(sfield type) offset $(sfield offset)\( [a-z -]*\)\?\]\$"
+check $? "${swp:-no GDBSWAP line}: $(section swapwalktext | grep '^  pte')"
 
 python3 -c '
 import json, sys
@@ -281,13 +305,14 @@ rm -f "$log" "$rout"
 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r gdbrace -g -p "$port" \
 	-a pfscale.atomic_pte=1 -l "$log" -t 600 >"$out/gdb-race-boot.out" 2>&1 &
 qpid=$!
-wait_console "$log" '^RACE .* mode=swap' 120 "$qpid" >/dev/null
+wait_console "$log" '^RACE .* mode=reclaim' 120 "$qpid" >/dev/null
 races=$(tr -d '\r' <"$log" | grep '^RACE pid=')
 # region MODE: "PID START END" of that helper
 region() { sed -n "s/^RACE pid=\([0-9]*\) region=\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .* mode=$1\$/\1 \2 \3/p" <<<"$races"; }
-if [ -z "$(region same)" ] || [ -z "$(region populate)" ] || [ -z "$(region swap)" ]; then
+if [ -z "$(region same)" ] || [ -z "$(region populate)" ] || [ -z "$(region swap)" ] ||
+	[ -z "$(region reclaim)" ]; then
 	notok "RACE lines in $log within 120 s: $(tr '\n' ' ' <<<"$races")"
-	for i in 1 2 3 4 5 6 7; do notok "no race helpers"; done
+	for i in 1 2 3 4 5 6 7 8; do notok "no race helpers"; done
 	cleanup
 else
 	ok
@@ -303,6 +328,7 @@ else
 		-ex 'echo @@swap\n' -ex 'pf-race-watch --counter swapin_lost --count 1 --json' \
 		-ex 'echo @@populate\n' \
 		-ex 'pf-race-watch --counter pte_table_cmpxchg_lost --hw --count 1 --json' \
+		-ex 'echo @@busy\n' -ex 'pf-race-watch --counter busy_pte_fault --count 1 --json' \
 		-ex 'echo @@errors\n' -ex 'pf-race-watch --hw' -ex 'pf-race-watch --counter nosuch_lost' \
 		-ex 'echo @@after\n' -ex 'pf-counters --json' \
 		-ex 'echo @@bps\n' -ex 'maint info breakpoints' \
@@ -330,7 +356,7 @@ sys.exit(0 if ls and all(
     l["tgid"] in regions and
     regions[l["tgid"]][0] <= int(l["address"], 16) < regions[l["tgid"]][1] and
     l["found_present"] and int(l["found"], 16) & 1 for l in ls) else 1)' \
-			"$1" "$(region same; region populate; region swap)" 2>/dev/null
+			"$1" "$(region same; region populate; region swap; region reclaim)" 2>/dev/null
 	}
 	in_region "$watch"
 	check $? "$(head -c 400 <<<"$watch")"
@@ -361,6 +387,24 @@ sys.exit(0 if len(ls) == 1 and all(
 		in_region "$populate" &&
 		section populate | grep -q '^pf-race-watch: 1 hardware breakpoints on 1 lost-race counters'
 	check $? "$(section populate | head -c 400)"
+	# A fault that found a PTE parked by reclaim (try_to_unmap_one or
+	# MADV_PAGEOUT's young-bit clearing): orig_pte is the busy marker.
+	busy=$(section busy | grep '^{')
+	python3 -c '
+import json, sys
+ls = [json.loads(l) for l in sys.argv[1].splitlines()]
+pid = int(sys.argv[2])
+sys.exit(0 if len(ls) == 1 and all(
+    l["counter"] == "busy_pte_fault" and l["tgid"] == pid and
+    l["expected_flags"] == "not present: pte marker pfscale-busy"
+    for l in ls) else 1)' "$busy" "$(region reclaim | cut -d' ' -f1)" 2>/dev/null &&
+		python3 -c '
+import json, sys
+l = json.loads(sys.argv[1])
+lo, hi = int(sys.argv[2], 16), int(sys.argv[3], 16)
+sys.exit(0 if lo <= int(l["address"], 16) < hi else 1)' "$busy" \
+			"$(region reclaim | cut -d' ' -f2)" "$(region reclaim | cut -d' ' -f3)" 2>/dev/null
+	check $? "$(section busy | head -c 400)"
 	errs=$(section errors)
 	[ "$(grep -c '^pf-race-watch: --hw: [0-9]* sites, but x86 has 4 debug registers' <<<"$errs")" = 1 ] &&
 		[ "$(grep -c "^pf-race-watch: 'nosuch_lost' is not a lost-race counter" <<<"$errs")" = 1 ] &&
@@ -409,7 +453,9 @@ check $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
 # entries, swap entries (tests/host/paging-l5.sh walks a real 5-level guest).
 cat >"$out/pgtable-synth.py" <<'EOF_SYNTH'
 # Synthetic page tables through pgtable's walkers (no guest): 5-level and
-# 4-level walks, a huge pmd, and pf-range's runs.
+# 4-level walks, a huge pmd, swap-format entries, and pf-range's runs.
+import os
+
 from pfscale_gdb import pgtable as pt
 
 mem = {}
@@ -442,6 +488,40 @@ if [s[0] for s in steps][-1] != "pmd" or res != (0x40000000 + 0x9234, 21):
 steps, res = pt.walk_tables(0x1000, va5 + (2 << 12), p5, entry)
 if res is not None or "swap" not in pt.flag_names(steps[-1][3]):
     bad.append("swap entry {}".format(pt.flag_names(steps[-1][3])))
+# The special swap types, as include/linux/swap.h allots them from 31
+# down, derived here from the kernel's .config (pgtable.py infers them
+# from symbols and the size of swap_info[]).
+cfg = set(line.strip() for line in open(os.environ["PFSCALE_CONFIG"]))
+on = lambda opt: "CONFIG_{}=y".format(opt) in cfg  # noqa: E731
+names = (["hwpoison"] * on("MEMORY_FAILURE") +
+         ["migration-read", "migration-read-exclusive",
+          "migration-write"] * on("MIGRATION") +
+         ["device-write", "device-read", "device-exclusive-write",
+          "device-exclusive-read"] * on("DEVICE_PRIVATE") +
+         ["pte-marker"] * on("PTE_MARKER") + ["swapin-error"])
+kinds = dict((32 - len(names) + i, n) for i, n in enumerate(names))
+if pt.swap_kinds() != kinds:
+    bad.append("swap kinds {} != {}".format(pt.swap_kinds(), kinds))
+inv = dict((n, t) for t, n in kinds.items())
+
+
+def swp(swp_type, offset, flags=0):
+    """An x86-64 swap PTE, as __swp_entry() builds it."""
+    return swp_type << 59 | (~offset & ((1 << 50) - 1)) << 9 | flags
+
+
+got = pt.swap_entry(swp(1, 0x1234, 1 << 3 | 1 << 1))
+if got != {"kind": "swap", "type": 1, "offset": 0x1234,
+           "flags": ["soft-dirty", "exclusive"]}:
+    bad.append("swap entry {}".format(got))
+got = pt.flag_names(swp(inv.get("pte-marker", 0), 2))
+if got != "not present: pte marker pfscale-busy":
+    bad.append("busy marker '{}'".format(got))
+got = pt.swap_entry(swp(inv.get("migration-write", 0), 0x3f5e2 | 1 << 34))
+if got.get("pfn") != 0x3f5e2 or got["flags"] != ["young"]:
+    bad.append("migration entry {}".format(got))
+if pt.flag_names(swp(31, 0)) != "not present: swapin-error entry":
+    bad.append("swapin error '{}'".format(pt.flag_names(swp(31, 0))))
 # 4-level: the same p4d table is now the top; p4d[3] indexes bits 39-47.
 va4 = va5 & ((1 << 48) - 1)
 steps, res = pt.walk_tables(0x2000, va4, p4, entry)
@@ -462,7 +542,7 @@ except Exception:
 pt.user_addr(hex(va5), p5)
 print("SYNTH " + ("fail: " + "; ".join(bad) if bad else "ok"))
 EOF_SYNTH
-sout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+sout=$(PFSCALE_CONFIG=$art/.config timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
 	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
 	-ex "source $out/pgtable-synth.py" 2>&1)
 grep -qx 'SYNTH ok' <<<"$sout" && ! grep -q Traceback <<<"$sout"
