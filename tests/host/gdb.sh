@@ -47,7 +47,7 @@ checks=("helper printed its GDBMAP line"
 	"h_race_loop same, populate and swap printed their regions (pfscale.atomic_pte=1)"
 	"pf-race-watch --count 3 reports 3 losses of *_lost counters"
 	"every loss is in its task's helper region, its found PTE present"
-	"pf-race-watch --counter swapin_lost: a loss in the swap helper's region, expected a swap entry, found it present"
+	"pf-race-watch --counter swapin_lost: a loss in the swap (or reclaim) helper's region, expected a swap entry, found it present"
 	"pf-race-watch --counter pte_table_cmpxchg_lost --hw: a loss in the populate helper's region, found the winner's pmd (a present table)"
 	"pf-race-watch --counter busy_pte_fault: a fault in the reclaim helper's region expected a pfscale-busy PTE marker"
 	"pf-race-watch --hw on too many sites, an unknown --counter: one line each"
@@ -360,18 +360,20 @@ sys.exit(0 if ls and all(
 	}
 	in_region "$watch"
 	check $? "$(head -c 400 <<<"$watch")"
-	# The swap helper's loss: it expected its swap PTE (not present, not
+	# A swap-in loss (the swap helper's, or the reclaim helper's, whose
+	# writers also swap in): it expected its swap PTE (not present, not
 	# none) and found the winner's present page.
 	swap=$(section swap | grep '^{')
 	python3 -c '
 import json, sys
 ls = [json.loads(l) for l in sys.argv[1].splitlines()]
-pid = int(sys.argv[2])
+pids = (int(sys.argv[2]), int(sys.argv[3]))
 sys.exit(0 if len(ls) == 1 and all(
-    l["counter"] == "swapin_lost" and l["tgid"] == pid and
-    int(l["expected"], 16) and not int(l["expected"], 16) & 1 and
+    l["counter"] == "swapin_lost" and l["tgid"] in pids and
+    l["expected_flags"].startswith("not present: swap entry type ") and
     l.get("found_level", "pte") == "pte" for l in ls) else 1)' \
-		"$swap" "$(region swap | cut -d' ' -f1)" 2>/dev/null && in_region "$swap"
+		"$swap" "$(region swap | cut -d' ' -f1)" "$(region reclaim | cut -d' ' -f1)" \
+		2>/dev/null && in_region "$swap"
 	check $? "$(section swap | head -c 400)"
 	populate=$(section populate | grep '^{')
 	python3 -c '
