@@ -256,6 +256,29 @@ static inline void team_join(struct team *t)
 		pthread_join(t->tid[i], NULL);
 }
 
+/*
+ * Run @n threads fn(0) .. fn(n - 1) and one other(arg) for @secs seconds,
+ * then set *stop and join them all.
+ */
+static inline void run_against(int n, void *(*fn)(void *), void *(*other)(void *),
+			       void *arg, unsigned int secs, volatile int *stop)
+{
+	pthread_t tid[256], z;
+	int k;
+
+	*stop = 0;
+	for (k = 0; k < n; k++)
+		if (pthread_create(&tid[k], NULL, fn, (void *)(long)k))
+			tap_bail("pthread_create");
+	if (pthread_create(&z, NULL, other, arg))
+		tap_bail("pthread_create");
+	sleep(secs);
+	*stop = 1;
+	pthread_join(z, NULL);
+	for (k = 0; k < n; k++)
+		pthread_join(tid[k], NULL);
+}
+
 /* One round: @n slot writers race over the fresh region at @base. */
 static inline void race_slot_writers(char *base, long pages, int n, int round)
 {

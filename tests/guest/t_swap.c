@@ -175,12 +175,11 @@ static void zram_io(long long *reads, long long *writes)
 
 int main(int argc, char **argv)
 {
-	int n = 2 * ncpus(), r, ok = 1, k;
+	int n = 2 * ncpus(), r, ok = 1;
 	long long lost = pfscale_counter("swapin_lost"), busy, pageouts = 0;
 	long long reads, writes, reads_after, writes_after;
 	long swap_free = meminfo_kb("SwapFree"), present, swapped, rss, swap;
 	size_t len = PAGES * PAGE;
-	pthread_t tid[64], z;
 
 	tap_init(argv[0]);
 	(void)argc;
@@ -209,16 +208,8 @@ int main(int argc, char **argv)
 	zram_io(&reads, &writes);
 	base = map_anon(len);
 	madvise(base, len, MADV_NOHUGEPAGE);
-	stop = 0;
 	bad = 0;
-	for (k = 0; k < n; k++)
-		pthread_create(&tid[k], NULL, writer, (void *)(long)k);
-	pthread_create(&z, NULL, pager, &pageouts);
-	sleep(SECONDS);
-	stop = 1;
-	pthread_join(z, NULL);
-	for (k = 0; k < n; k++)
-		pthread_join(tid[k], NULL);
+	run_against(n, writer, pager, &pageouts, SECONDS, &stop);
 	zram_io(&reads_after, &writes_after);
 	present = pagemap_present(base, len);
 	swapped = pagemap_count(base, len, PM_SWAPPED);

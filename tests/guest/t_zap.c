@@ -67,8 +67,7 @@ static void *zapper(void *p)
 
 int main(int argc, char **argv)
 {
-	int n = 2 * ncpus(), k;
-	pthread_t tid[128], z;
+	int n = 2 * ncpus();
 	long present, rss;
 	size_t len = PAGES * PAGE;
 
@@ -79,16 +78,8 @@ int main(int argc, char **argv)
 	for (mode = 0; mode < 4; mode++) {
 		base = map_anon(len);
 		madvise(base, len, MADV_NOHUGEPAGE);
-		stop = 0;
 		bad = 0;
-		for (k = 0; k < n; k++)
-			pthread_create(&tid[k], NULL, writer, (void *)(long)k);
-		pthread_create(&z, NULL, zapper, NULL);
-		sleep(SECONDS);
-		stop = 1;
-		pthread_join(z, NULL);
-		for (k = 0; k < n; k++)
-			pthread_join(tid[k], NULL);
+		run_against(n, writer, zapper, NULL, SECONDS, &stop);
 		present = pagemap_present(base, len);
 		rss = smaps_rss(base);
 		tap_check(bad == 0 && present == rss,
