@@ -360,52 +360,42 @@ sys.exit(0 if ls and all(
 	}
 	in_region "$watch"
 	check $? "$(head -c 400 <<<"$watch")"
+	# one_loss SECTION COUNTER PYEXPR MODE...: the section holds one JSON
+	# report, of COUNTER, by a task of one of the MODE helpers, inside
+	# that helper's region, for which PYEXPR (on l) holds.
+	one_loss() {
+		local sec=$1 counter=$2 expr=$3 mode
+		shift 3
+		python3 -c '
+import json, sys
+ls = [json.loads(x) for x in sys.argv[1].splitlines()]
+regions = {}
+for r in sys.argv[4].splitlines():
+    pid, lo, hi = r.split()
+    regions[int(pid)] = (int(lo, 16), int(hi, 16))
+sys.exit(0 if len(ls) == 1 and all(
+    l["counter"] == sys.argv[2] and l["tgid"] in regions and
+    regions[l["tgid"]][0] <= int(l["address"], 16) < regions[l["tgid"]][1]
+    and eval("(" + sys.argv[3] + ")") for l in ls) else 1)' \
+			"$(section "$sec" | grep '^{')" "$counter" "$expr" \
+			"$(for mode in "$@"; do region "$mode"; done)" 2>/dev/null
+	}
 	# A swap-in loss (the swap helper's, or the reclaim helper's, whose
-	# writers also swap in): it expected its swap PTE (not present, not
-	# none) and found the winner's present page.
-	swap=$(section swap | grep '^{')
-	python3 -c '
-import json, sys
-ls = [json.loads(l) for l in sys.argv[1].splitlines()]
-pids = (int(sys.argv[2]), int(sys.argv[3]))
-sys.exit(0 if len(ls) == 1 and all(
-    l["counter"] == "swapin_lost" and l["tgid"] in pids and
-    l["expected_flags"].startswith("not present: swap entry type ") and
-    l.get("found_level", "pte") == "pte" for l in ls) else 1)' \
-		"$swap" "$(region swap | cut -d' ' -f1)" "$(region reclaim | cut -d' ' -f1)" \
-		2>/dev/null && in_region "$swap"
+	# writers also swap in): it expected its swap PTE and found the
+	# winner's present page.
+	one_loss swap swapin_lost 'l["expected_flags"].startswith(
+    "not present: swap entry type ") and l["found_present"] and
+    l.get("found_level", "pte") == "pte"' swap reclaim
 	check $? "$(section swap | head -c 400)"
-	populate=$(section populate | grep '^{')
-	python3 -c '
-import json, sys
-ls = [json.loads(l) for l in sys.argv[1].splitlines()]
-pid = int(sys.argv[2])
-sys.exit(0 if len(ls) == 1 and all(
-    l["counter"] == "pte_table_cmpxchg_lost" and l["tgid"] == pid and
-    l["found_level"] == "pmd" and int(l["expected"], 16) == 0 and
-    not int(l["found"], 16) & 0x80 and l["source"] != "cr2"
-    for l in ls) else 1)' \
-		"$populate" "$(region populate | cut -d' ' -f1)" 2>/dev/null &&
-		in_region "$populate" &&
+	one_loss populate pte_table_cmpxchg_lost 'l["found_level"] == "pmd" and
+    int(l["expected"], 16) == 0 and l["found_present"] and
+    not int(l["found"], 16) & 0x80 and l["source"] != "cr2"' populate &&
 		section populate | grep -q '^pf-race-watch: 1 hardware breakpoints on 1 lost-race counters'
 	check $? "$(section populate | head -c 400)"
 	# A fault that found a PTE parked by reclaim (try_to_unmap_one or
 	# MADV_PAGEOUT's young-bit clearing): orig_pte is the busy marker.
-	busy=$(section busy | grep '^{')
-	python3 -c '
-import json, sys
-ls = [json.loads(l) for l in sys.argv[1].splitlines()]
-pid = int(sys.argv[2])
-sys.exit(0 if len(ls) == 1 and all(
-    l["counter"] == "busy_pte_fault" and l["tgid"] == pid and
-    l["expected_flags"] == "not present: pte marker pfscale-busy"
-    for l in ls) else 1)' "$busy" "$(region reclaim | cut -d' ' -f1)" 2>/dev/null &&
-		python3 -c '
-import json, sys
-l = json.loads(sys.argv[1])
-lo, hi = int(sys.argv[2], 16), int(sys.argv[3], 16)
-sys.exit(0 if lo <= int(l["address"], 16) < hi else 1)' "$busy" \
-			"$(region reclaim | cut -d' ' -f2)" "$(region reclaim | cut -d' ' -f3)" 2>/dev/null
+	one_loss busy busy_pte_fault \
+		'l["expected_flags"] == "not present: pte marker pfscale-busy"' reclaim
 	check $? "$(section busy | head -c 400)"
 	errs=$(section errors)
 	[ "$(grep -c '^pf-race-watch: --hw: [0-9]* sites, but x86 has 4 debug registers' <<<"$errs")" = 1 ] &&
