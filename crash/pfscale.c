@@ -391,20 +391,46 @@ char *help_pfpte[] = {
 	"  the kernel's __pgtable_l5_enabled (CONFIG_X86_5LEVEL) is set, and",
 	"  prints each run of virtually contiguous present pages:",
 	"    START-END pages N",
-	"  then the total. Huge PMD/PUD mappings count as their 4k pages. It",
+	"  then the total. Huge PMD/PUD mappings count as their 4k pages. Then",
+	"  the non-present, non-none PTEs: \"swapped N\", swap entries of swap",
+	"  files, and \"other_nonpresent N\": protnone PTEs and swap-format",
+	"  entries of the other types (migration, PTE markers such as a PTE",
+	"  parked by the pfscale atomic path, hwpoison, swapin errors). It",
 	"  does not need crash's task table (vtop -u does, and fails on 6.1).",
 	"\nEXAMPLE",
 	"  %s> pfpte 70 400000 500000",
 	"  400000-403000 pages 3",
 	"  total 3",
+	"  swapped 0",
+	"  other_nonpresent 0",
 	NULL
 };
 
 #define PFS_PRESENT	0x1UL
 #define PFS_PSE		0x80UL
+#define PFS_PROTNONE	0x100UL
+#define PFS_SWP_TYPE_SHIFT	59	/* x86-64 swap PTE: type in bits 59-63 */
 #define PFS_ADDR_MASK	0x000ffffffffff000UL
 
-static ulong run_start, run_end, run_total;
+static ulong run_start, run_end, run_total, nr_swapped, nr_other;
+
+/* MAX_SWAPFILES: swap types below it are swap files (32 without swap). */
+static ulong pfs_max_swapfiles(void)
+{
+	long n = symbol_exists("swap_info") ?
+		get_array_length("swap_info", NULL, 0) : 0;
+
+	return n > 0 ? n : 32;
+}
+
+/* Count a non-present, non-none PTE: a swap entry or another kind. */
+static void pfpte_nonpresent(ulong e, ulong max_swapfiles)
+{
+	if (!(e & PFS_PROTNONE) && (e >> PFS_SWP_TYPE_SHIFT) < max_swapfiles)
+		nr_swapped++;
+	else
+		nr_other++;
+}
 
 static void pfpte_present(ulong va, ulong len)
 {
@@ -442,6 +468,7 @@ static void cmd_pfpte(void)
 	struct pfs_find f;
 	ulong start, end, pgd, va;
 	int err = 0, levels = pfs_paging_levels();
+	ulong max_swapfiles = pfs_max_swapfiles();
 	static const int shift5[5] = { 48, 39, 30, 21, 12 };
 	const int *shift = levels == 5 ? shift5 : shift5 + 1;
 
@@ -462,7 +489,7 @@ static void cmd_pfpte(void)
 	if (!pfs_lookup(args[1], &f, "pfpte"))
 		return;
 	readmem(f.found.mm + off.mm_pgd, KVADDR, &pgd, sizeof(ulong), "mm_struct pgd", FAULT_ON_ERROR);
-	run_start = run_end = run_total = 0;
+	run_start = run_end = run_total = nr_swapped = nr_other = 0;
 	va = start & ~0xfffUL;
 	while (va < end) {
 		ulong table = VTOP(pgd), e = 0;
@@ -471,8 +498,11 @@ static void cmd_pfpte(void)
 		for (level = 0; level < levels; level++) {
 			ulong size = 1UL << shift[level];
 			int idx = (va >> shift[level]) & 511;
+			int read = pfs_entry(table, idx, &e);
 
-			if (!pfs_entry(table, idx, &e) || !(e & PFS_PRESENT)) {
+			if (!read || !(e & PFS_PRESENT)) {
+				if (read && level == levels - 1 && e)
+					pfpte_nonpresent(e, max_swapfiles);
 				va = (va & ~(size - 1)) + size;
 				break;
 			}
@@ -491,7 +521,8 @@ static void cmd_pfpte(void)
 	}
 	if (run_end)
 		fprintf(fp, "%lx-%lx pages %lu\n", run_start, run_end, (run_end - run_start) >> 12);
-	fprintf(fp, "total %lu\n", run_total);
+	fprintf(fp, "total %lu\nswapped %lu\nother_nonpresent %lu\n", run_total,
+		nr_swapped, nr_other);
 }
 
 /* pfvma */

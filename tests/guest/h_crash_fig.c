@@ -5,7 +5,9 @@
  * NTHREADS threads each fault a known number of anonymous pages (thread i:
  * 4 + 3 * i, well under the 64-event sync threshold, so the deltas stay in
  * task->rss_stat), then park in a raw pause() syscall so they never fault
- * again. The main thread then reads the pfscale counters and the rss file
+ * again. The main thread writes SWAPPED pages and pushes them out to swap
+ * (MADV_PAGEOUT), and prints how many pagemap says are swapped
+ * ("CRASHFIG swapped N": the swap entries pfpte must count). The main thread then reads the pfscale counters and the rss file
  * for its own pid into pre-faulted buffers, prints them prefixed
  * "CRASHFIG " with write(2), prints "CRASHFIG READY pid=N" and pauses
  * forever: the host dumps guest memory and compares what crash reads.
@@ -21,6 +23,7 @@
 #include "common.h"
 
 #define NTHREADS 4
+#define SWAPPED 16
 
 static pthread_barrier_t bar;
 static char cbuf[16384], rbuf[16384], obuf[65536];
@@ -78,7 +81,7 @@ int main(void)
 {
 	pthread_t t[NTHREADS];
 	struct timespec ts = { 1, 0 };
-	char pid[32];
+	char pid[32], *swap;
 	long i;
 
 	memset(cbuf, 0, sizeof(cbuf));
@@ -90,6 +93,14 @@ int main(void)
 			return 1;
 	pthread_barrier_wait(&bar);
 	nanosleep(&ts, NULL);	/* let every worker reach its raw pause */
+	swap = map_anon(SWAPPED * PAGE);
+	for (i = 0; i < SWAPPED; i++)
+		swap[i * PAGE] = 1;
+	madvise(swap, SWAPPED * PAGE, MADV_PAGEOUT);
+	snprintf(obuf, sizeof(obuf), "CRASHFIG swapped %ld\n",
+		 pagemap_count(swap, SWAPPED * PAGE, PM_SWAPPED));
+	if (write(1, obuf, strlen(obuf)) < 0)
+		return 1;
 
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	/*

@@ -169,6 +169,18 @@ else
 	notok "pfpte finds the guest's rss_scan present pages (pfpte '$c_pte', rss_scan '$g_scan')"
 fi
 
+# pfpte's swap entries: the helper's paged-out pages (nothing else is
+# under memory pressure, so no other page of it is swapped).
+g_swapped=$(echo "$guest" | sed -n 's/^CRASHFIG swapped //p')
+c_swapped=$(sed -n 's/^swapped \([0-9]*\)$/\1/p' "$crashout")
+c_other=$(sed -n 's/^other_nonpresent \([0-9]*\)$/\1/p' "$crashout")
+if [ -n "$g_swapped" ] && [ "$g_swapped" -gt 0 ] && [ "$c_swapped" = "$g_swapped" ] &&
+	[ "$c_other" = 0 ]; then
+	ok "pfpte counts the guest's $g_swapped paged-out pages as swap entries, nothing else non-present"
+else
+	notok "pfpte counts the guest's paged-out pages as swap entries (pfpte swapped '$c_swapped' other '$c_other', guest swapped '$g_swapped')"
+fi
+
 # pfps: every thread of the helper, with its tgid and comm.
 nthr=$(echo "$g_thr" | grep -c .)
 c_ps=$(awk -v p="$pid" '$2 == p && $3 == "h_crash_fig" && $5 ~ /^[0-9a-f]+$/ && $5 != "0"' "$crashout" | wc -l)
