@@ -11,13 +11,24 @@ free_port() {
 	echo "$port"
 }
 
-# wait_console LOG REGEX SECS QEMU_PID: print the first console line matching
-# REGEX (carriage returns stripped) once it appears; empty if SECS pass or
-# QEMU exits first.
+# complete_lines LOG: the console log's lines that QEMU has finished
+# writing (carriage returns stripped): a line still being written is left
+# out, so that a match never sees half of it.
+complete_lines() {
+	if [ -z "$(tail -c1 "$1")" ]; then
+		tr -d '\r' < "$1"
+	else
+		tr -d '\r' < "$1" | sed '$d'
+	fi
+}
+
+# wait_console LOG REGEX SECS QEMU_PID: print the first complete console
+# line matching REGEX once it appears; empty if SECS pass or QEMU exits
+# first.
 wait_console() {
 	local log=$1 re=$2 secs=$3 qpid=$4 line= i
 	for ((i = 0; i < secs * 2; i++)); do
-		[ -f "$log" ] && line=$(tr -d '\r' < "$log" | grep -m1 -E "$re")
+		[ -f "$log" ] && line=$(complete_lines "$log" | grep -m1 -E "$re")
 		[ -n "$line" ] && break
 		kill -0 "$qpid" 2>/dev/null || break
 		sleep 0.5
