@@ -273,10 +273,11 @@ def walk(mm, addr, paging=None):
 
 
 def present_leaves(table_phys, level, lo, hi, base, out, paging,
-                   read=read_table):
+                   read=read_table, absent=None):
     """Append (va, pfn, npages, shift) of every present leaf in [lo, hi)
     under the table at table_phys (level index into paging.table), which
-    maps from virtual address base."""
+    maps from virtual address base. With a dict absent, count the
+    non-present, non-none PTEs in it by kind (swap, pte-marker, ...)."""
     name, shift = paging.table[level]
     entries = read(table_phys)
     size = 1 << shift
@@ -285,6 +286,10 @@ def present_leaves(table_phys, level, lo, hi, base, out, paging,
     for idx in range(first, last + 1):
         entry = entries[idx]
         if not entry & 1:
+            if absent is not None and entry and shift == PAGE_SHIFT:
+                what = nonpresent(entry)
+                kind = what if what == "protnone" else what["kind"]
+                absent[kind] = absent.get(kind, 0) + 1
             continue
         va = base + idx * size
         if is_leaf(entry, shift):
@@ -296,7 +301,7 @@ def present_leaves(table_phys, level, lo, hi, base, out, paging,
         else:
             present_leaves(entry_phys(entry, PAGE_SHIFT), level + 1,
                            max(lo, va), min(hi, va + size), va, out, paging,
-                           read)
+                           read, absent)
 
 
 def merge_runs(leaves):
@@ -314,9 +319,9 @@ def merge_runs(leaves):
     return runs
 
 
-def range_runs(pgd, start, end, paging, read=read_table):
+def range_runs(pgd, start, end, paging, read=read_table, absent=None):
     leaves = []
-    present_leaves(pgd, 0, start, end, 0, leaves, paging, read)
+    present_leaves(pgd, 0, start, end, 0, leaves, paging, read, absent)
     return merge_runs(leaves)
 
 
@@ -403,9 +408,11 @@ class PfRange(gdb.Command):
 pf-range START END [PID] [--json]: the present pages of [START, END) in the
 mm of task PID (default: the current task) as merged runs, "VSTART-VEND ->
 pfn FIRST-LAST (N pages)", where a run is virtually and physically
-contiguous and its huge leaves are counted ("; 2M x1"); then the total.
-Each page table is read with a single memory read; 4- or 5-level paging
-as detected for pf-walk."""
+contiguous and its huge leaves are counted ("; 2M x1"); then the total,
+and the PTEs that are neither present nor none counted by kind ("not
+present: swap x8, pte-marker x1"; --json: "not_present"). Each page
+table is read with a single memory read; 4- or 5-level paging as
+detected for pf-walk."""
 
     def __init__(self):
         super(PfRange, self).__init__("pf-range", gdb.COMMAND_DATA)
@@ -421,7 +428,8 @@ as detected for pf-walk."""
         if end <= start:
             raise util.PfError("empty range 0x{:x}-0x{:x}".format(start, end))
         pid, task, mm = target_mm(args[2] if len(args) > 2 else None)
-        runs = range_runs(pgd_phys(mm), start, end, paging)
+        absent = {}
+        runs = range_runs(pgd_phys(mm), start, end, paging, absent=absent)
         total = sum(r[2] for r in runs)
         if "--json" in opts:
             util.write_json({
@@ -432,7 +440,7 @@ as detected for pf-walk."""
                           "pfn": pfn, "pages": n,
                           "leaves": {SIZES[s]: c for s, c in kinds.items()}}
                          for va, pfn, n, kinds in runs],
-                "present_pages": total})
+                "present_pages": total, "not_present": absent})
             return
         for va, pfn, n, kinds in runs:
             huge = leaf_kinds(kinds)
@@ -440,7 +448,11 @@ as detected for pf-walk."""
                       .format(va, va + (n << PAGE_SHIFT), pfn, pfn + n - 1, n,
                               "; " + huge if huge else ""))
         gdb.write("pf-range: pid {} 0x{:x}-0x{:x}: {} present pages in {} "
-                  "runs\n".format(pid, start, end, total, len(runs)))
+                  "runs{}\n".format(pid, start, end, total, len(runs),
+                                    "; not present: " + ", ".join(
+                                        "{} x{}".format(k, absent[k])
+                                        for k in sorted(absent))
+                                    if absent else ""))
 
 
 PfWalk()

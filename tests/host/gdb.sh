@@ -30,6 +30,7 @@ checks=("helper printed its GDBMAP line"
 	"pf-range over the THP region: one present run of 512 pages, 2M x1"
 	"pf-walk on a never-touched page of the region: pte not present (none)"
 	"pf-walk on a paged-out page: a swap entry, type and offset equal pagemap's"
+	"pf-range over the 8 paged-out pages: none present, 8 swap entries counted"
 	"pf-walk detects 4-level paging (levels 4, p4d folded, CR4.LA57=0, __pgtable_l5_enabled=0)"
 	"pf-counters --json has anon_fault_locked > 0"
 	"pf-rss --json lists the pid and its threads"
@@ -124,6 +125,7 @@ echo "# guest: ${swp:-no GDBSWAP line}"
 sfield() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$swp"; }
 saddr=$(sfield addr)
 [ -n "$saddr" ] || saddr=0x1000
+send=$(printf '0x%x' $((saddr + 8 * 4096)))
 tr -d '\r' <"$log" | sed -n 's/^GDBMM map //p' >"$out/gdbmm-maps"
 mmline=$(tr -d '\r' <"$log" | grep -m1 '^GDBMM pid=')
 mmpid=$(sed -n 's/.*pid=\([0-9]*\).*/\1/p' <<<"$mmline")
@@ -141,6 +143,8 @@ timeout 300 gdb -batch -nx "$art/vmlinux" \
 	-ex 'echo @@untouched\n' -ex "pf-walk $untouched $pid" \
 	-ex 'echo @@swapwalk\n' -ex "pf-walk $saddr $pid --json" \
 	-ex 'echo @@swapwalktext\n' -ex "pf-walk $saddr $pid" \
+	-ex 'echo @@swaprange\n' -ex "pf-range $saddr $send $pid --json" \
+	-ex 'echo @@swaprangetext\n' -ex "pf-range $saddr $send $pid" \
 	-ex 'echo @@walkjson\n' -ex "pf-walk $addr $pid --json" \
 	-ex 'echo @@counters\n' -ex 'pf-counters --json' \
 	-ex 'echo @@rss\n' -ex "pf-rss $pid --json" \
@@ -201,6 +205,14 @@ sys.exit(0 if ok else 1)' "$(section swapwalk | grep '^{')" "$(sfield swapped)" 
 	"$(sfield type)" "$(sfield offset)" 2>/dev/null &&
 	section swapwalktext | grep -q "^  pte\[.*\[not present: swap entry type $(sfield type) offset $(sfield offset)\( [a-z -]*\)\?\]\$"
 check $? "${swp:-no GDBSWAP line}: $(section swapwalktext | grep '^  pte')"
+
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+sys.exit(0 if r["present_pages"] == 0 and r["runs"] == [] and
+         r["not_present"] == {"swap": 8} else 1)' "$(section swaprange | grep '^{')" 2>/dev/null &&
+	section swaprangetext | grep -q ': 0 present pages in 0 runs; not present: swap x8$'
+check $? "$(section swaprange | head -c 300) $(section swaprangetext | tail -1)"
 
 python3 -c '
 import json, sys
