@@ -317,8 +317,11 @@ rm -f "$log" "$rout"
 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r gdbrace -g -p "$port" \
 	-a pfscale.atomic_pte=1 -l "$log" -t 600 >"$out/gdb-race-boot.out" 2>&1 &
 qpid=$!
-wait_console "$log" '^RACE .* mode=reclaim' 120 "$qpid" >/dev/null
-races=$(tr -d '\r' <"$log" | grep '^RACE pid=')
+# The four helpers start side by side and print in any order: wait for each.
+for mode in same populate swap reclaim; do
+	wait_console "$log" "^RACE .* mode=$mode\$" 120 "$qpid" >/dev/null
+done
+races=$(complete_lines "$log" | grep '^RACE pid=')
 # region MODE: "PID START END" of that helper
 region() { sed -n "s/^RACE pid=\([0-9]*\) region=\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .* mode=$1\$/\1 \2 \3/p" <<<"$races"; }
 if [ -z "$(region same)" ] || [ -z "$(region populate)" ] || [ -z "$(region swap)" ] ||
