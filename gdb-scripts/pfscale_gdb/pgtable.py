@@ -351,11 +351,11 @@ PFN it maps to. A non-present entry is none, protnone, or a swap-format
 entry decoded by kind: a swap entry (type, offset), a migration, device or
 hwpoison entry (pfn), a PTE marker (uffd-wp, pfscale-busy: a PTE parked
 by a PTE-lock holder on the atomic path) or a swapin-error entry, with
-its soft-dirty/uffd-wp/exclusive bits; --json adds them as "swap". 1G and 2M huge
-mappings end the walk at the pud or pmd. The paging mode is detected from
-CR4.LA57 and the kernel's __pgtable_l5_enabled: with 4-level paging
-("levels 4") the p4d is folded into the pgd, with 5-level the pgd is
-indexed by bits 48-56 and a real p4d follows."""
+its soft-dirty/uffd-wp/exclusive bits; --json adds them as "swap". 1G
+and 2M huge mappings end the walk at the pud or pmd. The paging mode is
+detected from CR4.LA57 and the kernel's __pgtable_l5_enabled: with 4-level
+paging ("levels 4") the p4d is folded into the pgd, with 5-level the pgd
+is indexed by bits 48-56 and a real p4d follows."""
 
     def __init__(self):
         super(PfWalk, self).__init__("pf-walk", gdb.COMMAND_DATA)

@@ -49,6 +49,7 @@ RETRY_COUNTERS = ("busy_pte_fault",)
 def watchable(name):
     return name.endswith("_lost") or name in RETRY_COUNTERS
 
+
 # Populate sites: the table kind in the counter's name, and the level of
 # the entry that the loser found populated (p4d is the pgd on 4 levels).
 TABLE_PARENT = (("pte_table_", "pmd"), ("pmd_table_", "pud"),
@@ -221,10 +222,10 @@ def describe(counter):
         steps, _ = pgtable.walk(task["mm"], addr, paging)
         if parent is not None:
             names = [st[0] for st in steps]
-            level = parent if parent in names or paging.levels == 5 \
-                else "pgd"
-            steps = steps[:names.index(level) + 1] if level in names \
-                else steps
+            level = "pgd" if parent == "p4d" and paging.levels == 4 \
+                else parent
+            if level in names:
+                steps = steps[:names.index(level) + 1]
         found = steps[-1][3]
         r["found_level"] = steps[-1][0]
     r["address"] = "0x{:x}".format(addr)
@@ -344,9 +345,10 @@ at every loss instead (the frame is the loss site: bt, info locals work);
 
 --counter NAME (repeatable, or NAME,NAME) watches only those counters'
 sites; it may also name busy_pte_fault, a fault that found a PTE parked by
-a PTE-lock holder (expected is then that marker). --hw uses hardware breakpoints: under KVM these are the x86 debug
-registers, four at most, so choose the counters; software breakpoints
-(the default) work under both TCG and KVM. --list prints the sites;
+a PTE-lock holder (expected is then that marker). --hw uses hardware
+breakpoints: under KVM these are the x86 debug registers, four at most,
+so choose the counters; software breakpoints (the default) work under
+both TCG and KVM. --list prints the sites;
 --json prints one object per loss."""
 
     def __init__(self):

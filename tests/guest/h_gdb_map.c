@@ -24,8 +24,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "common.h"
 
-#define PAGE 4096UL
 #define NPAGES 64
 #define NTOUCH 48
 #define NTHREADS 2
@@ -116,29 +116,22 @@ static char *map_huge(void)
 /* 8 pages written, then paged out; prints the GDBSWAP line. */
 static void map_swapped(void)
 {
-	char *p = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = map_anon(8 * PAGE);
 	uint64_t e;
-	int i, swapped = 0;
+	int i;
 
-	if (p == MAP_FAILED) {
-		perror("mmap swap");
-		exit(1);
-	}
 	madvise(p, 8 * PAGE, MADV_NOHUGEPAGE);
 	for (i = 0; i < 8; i++)
 		p[i * PAGE] = (char)i + 1;
 	if (madvise(p, 8 * PAGE, MADV_PAGEOUT))
 		perror("madvise MADV_PAGEOUT");
-	for (i = 0; i < 8; i++)
-		if (pagemap_entry(p + i * PAGE) >> 62 & 1)
-			swapped++;
 	e = pagemap_entry(p);
-	if (!(e >> 62 & 1))
+	if (!(e & PM_SWAPPED))
 		e = 0;
 	/* pagemap: bits 0-4 the swap type, 5-54 the offset */
-	printf("GDBSWAP pid=%d addr=%p swapped=%d type=%llu offset=0x%llx\n",
-	       getpid(), (void *)p, swapped, (unsigned long long)(e & 31),
+	printf("GDBSWAP pid=%d addr=%p swapped=%ld type=%llu offset=0x%llx\n",
+	       getpid(), (void *)p, pagemap_count(p, 8 * PAGE, PM_SWAPPED),
+	       (unsigned long long)(e & 31),
 	       (unsigned long long)(e >> 5 & ((1ULL << 50) - 1)));
 }
 
