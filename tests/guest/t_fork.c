@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 
 	tap_init(argv[0]);
 	(void)argc;
+	tap_plan(2);
 	if (n > 64)
 		n = 64;
 	stable = map_anon(PAGES * PAGE);

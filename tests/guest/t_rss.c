@@ -98,9 +98,11 @@ int main(int argc, char **argv)
 	tap_init(argv[0]);
 	(void)argc;
 	if (access(RSSFILE, R_OK)) {
+		tap_plan(1);
 		tap_skip("per-thread RSS deltas (no pfscale rss file in this kernel)");
-		return 0;
+		return tap_exit();
 	}
+	tap_plan(10);
 	memset(rssbuf, 1, sizeof(rssbuf));
 	region = map_anon(THREADS * 64 * PAGE);
 	madvise(region, THREADS * 64 * PAGE, MADV_NOHUGEPAGE);

@@ -40,6 +40,9 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (n < 4)
 		n = 4;
+	/* Per THP setting a content check; then the loss check or its skip
+	 * (THP on: a diagnostic only, with counters); then AnonPages. */
+	tap_plan(pfscale_counter("anon_pte_recheck_lost") < 0 ? 5 : 4);
 	for (thp = 0; thp < 2; thp++) {
 		losses = faults = 0;
 		tap_check(run(n, thp, &losses, &faults),

@@ -27,9 +27,11 @@ int main(int argc, char **argv)
 	tap_init(argv[0]);
 	(void)argc;
 	if (pfscale_counter("anon_fault_locked") < 0) {
+		tap_plan(1);
 		tap_skip("single-threaded faults lose no races (no pfscale counters in this kernel)");
-		return 0;
+		return tap_exit();
 	}
+	tap_plan(3);
 	for (i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
 		before[i] = pfscale_counter(lost[i]);
 	long long faults = pfscale_anon_faults();

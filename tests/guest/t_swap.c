@@ -184,9 +184,13 @@ int main(int argc, char **argv)
 	tap_init(argv[0]);
 	(void)argc;
 	if (access("/sys/block/zram0", F_OK) && !swap_ready()) {
+		tap_plan(1);
 		tap_skip("kernel without swap (no zram0): nothing to race");
 		return tap_exit();
 	}
+	/* swap on, swap-in content, swapin_lost (pfscale only), reclaim I/O,
+	 * reclaim content, SwapFree. */
+	tap_plan(lost >= 0 ? 6 : 5);
 	if (!tap_check(swap_ready(), "swap is on (SwapTotal %ld kB)", meminfo_kb("SwapTotal")))
 		return tap_exit();
 	if (n < 4)

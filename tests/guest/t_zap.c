@@ -75,6 +75,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (n > 64)
 		n = 64;
+	tap_plan(4);
 	for (mode = 0; mode < 4; mode++) {
 		base = map_anon(len);
 		madvise(base, len, MADV_NOHUGEPAGE);

@@ -62,6 +62,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (n < 4)
 		n = 4;
+	tap_plan(2);	/* content; losses counted (or its skip) */
 	writers = n / 2;
 	for (j = 0; j < 6; j++)
 		before[j] = pfscale_counter(losses[j]);
