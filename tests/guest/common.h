@@ -320,4 +320,165 @@ static inline int race_round(long pages, int n, int round, int advice)
 	return 1;
 }
 
+/*
+ * Leak checks that cannot be fooled (issue 13).
+ *
+ * /proc/meminfo's AnonPages and PageTables are global counters with per-CPU
+ * deltas that are folded only now and then, so a reading can be off by
+ * tens of pages per CPU; writing /proc/sys/vm/stat_refresh folds them all
+ * first. And an exited process's mm is not freed (nor its exit-time checks,
+ * "Bad rss-counter state" and "non-zero pgtables_bytes", run) while a CPU
+ * still holds it as its lazy TLB mm: the idle task keeps the last user mm a
+ * CPU ran until the CPU next switches to another user mm. mm_quiesce()
+ * moves the calling thread onto every online CPU in turn, so each switches
+ * to this mm and drops the one it held, then folds the counters.
+ *
+ * The usual pattern: run the racing part in a forked child, and around it
+ *	mem_level(&before); fork, wait; mem_level(&after);
+ * then AnonPages and PageTables must be back exactly, and kmsg_bad() must
+ * find no exit-time complaint since kmsg_open().
+ */
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+
+static inline void mm_quiesce(void)
+{
+	unsigned long old[16] = { 0 }, one[16];
+	long cpu, n = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (n > 16 * 64)
+		n = 16 * 64;
+	if (syscall(SYS_sched_getaffinity, 0, sizeof(old), old) < 0)
+		tap_bail("sched_getaffinity");
+	for (cpu = 0; cpu < n; cpu++) {
+		memset(one, 0, sizeof(one));
+		one[cpu / 64] = 1UL << (cpu % 64);
+		/* Returns once this thread runs on @cpu (offline ones fail). */
+		if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) == 0)
+			sched_yield();
+	}
+	syscall(SYS_sched_setaffinity, 0, sizeof(old), old);
+	write_file("/proc/sys/vm/stat_refresh", "1");
+}
+
+struct mem_level {
+	long anon_kb, pt_kb;
+};
+
+/* AnonPages and PageTables after mm_quiesce(). */
+static inline void mem_level(struct mem_level *l)
+{
+	mm_quiesce();
+	l->anon_kb = meminfo_kb("AnonPages");
+	l->pt_kb = meminfo_kb("PageTables");
+}
+
+/* Two checks: AnonPages and PageTables exactly back to @b's level. */
+static inline void mem_level_check(const struct mem_level *b,
+				   const struct mem_level *a, const char *what)
+{
+	tap_check(a->anon_kb == b->anon_kb,
+		  "%s: AnonPages back to its level after the mm is gone (%ld kB -> %ld kB)",
+		  what, b->anon_kb, a->anon_kb);
+	tap_check(a->pt_kb == b->pt_kb,
+		  "%s: PageTables back to its level after the mm is gone (%ld kB -> %ld kB)",
+		  what, b->pt_kb, a->pt_kb);
+}
+
+/*
+ * /dev/kmsg positioned at its end (devtmpfs, or a node made in /tmp), to
+ * read the kernel messages that come after; -1 if there is none.
+ */
+static inline int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd < 0 && mknod("/tmp/pfscale-kmsg", S_IFCHR | 0400, makedev(1, 11)) == 0)
+		fd = open("/tmp/pfscale-kmsg", O_RDONLY | O_NONBLOCK);
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/*
+ * Kernel messages since kmsg_open() (or the last call) that report a bad
+ * mm, a bad page or a BUG/WARNING; the first is copied to @first.
+ */
+static inline long kmsg_bad(int fd, char *first, size_t len)
+{
+	static const char *const bad[] = { "Bad rss-counter", "pgtables_bytes",
+		"Bad page", "BUG:", "WARNING:", "page_table_check" };
+	char rec[2048];
+	long n = 0;
+	ssize_t r;
+	size_t i;
+
+	if (len)
+		first[0] = 0;
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		r = read(fd, rec, sizeof(rec) - 1);
+		if (r < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (r <= 0)
+			break;
+		rec[r] = 0;
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			if (strstr(rec, bad[i])) {
+				char *msg = strchr(rec, ';');
+				size_t m;
+
+				msg = msg ? msg + 1 : rec;
+				m = strlen(msg);
+				if (!n++ && len) {
+					m = m < len - 1 ? m : len - 1;
+					memcpy(first, msg, m);
+					first[m] = 0;
+				}
+				break;
+			}
+	}
+	if (len && first[0] && first[strlen(first) - 1] == '\n')
+		first[strlen(first) - 1] = 0;
+	return n;
+}
+
+/*
+ * A barrier that spins (no futex sleep), so that the threads leave it
+ * within a few hundred cycles of each other; it yields now and then, since
+ * a test may run more threads than vCPUs.
+ */
+struct spin_barrier {
+	int n;
+	int count;
+	int gen;
+};
+
+static inline void spin_barrier_init(struct spin_barrier *b, int n)
+{
+	b->n = n;
+	b->count = 0;
+	b->gen = 0;
+}
+
+static inline void spin_barrier_wait(struct spin_barrier *b)
+{
+	int gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+	long spins = 0;
+
+	if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+		__atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen)
+		if (++spins % 4096 == 0)
+			sched_yield();
+		else
+			__builtin_ia32_pause();
+}
+
 #endif
