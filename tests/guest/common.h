@@ -342,6 +342,7 @@ static inline int race_round(long pages, int n, int round, int advice)
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 static inline void mm_quiesce(void)
 {
@@ -479,6 +480,64 @@ static inline void spin_barrier_wait(struct spin_barrier *b)
 			sched_yield();
 		else
 			__builtin_ia32_pause();
+}
+
+/*
+ * The leak checks around a racing part run in a forked child:
+ *	leak_watch_start(&w); status = run_child(fn, arg);
+ *	(the test's own checks on status / shared results)
+ *	leak_watch_check(&w, "what");	(three checks)
+ */
+struct leak_watch {
+	struct mem_level before;
+	int kfd;
+};
+
+static inline void leak_watch_start(struct leak_watch *w)
+{
+	w->kfd = kmsg_open();
+	mem_level(&w->before);
+}
+
+/* fn(arg) in a forked child (exit status 0 unless fn exits); wait status. */
+static inline int run_child(void (*fn)(void *), void *arg)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork");
+	if (pid == 0) {
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		tap_bail("waitpid");
+	return status;
+}
+
+/*
+ * Three checks once the child is reaped: AnonPages and PageTables exactly
+ * back, and no bad-mm (rss-counter, pgtables_bytes), bad-page, BUG or
+ * WARNING kernel message since leak_watch_start().
+ */
+static inline void leak_watch_check(struct leak_watch *w, const char *what)
+{
+	struct mem_level after;
+	char first[512];
+	long bad;
+
+	mem_level(&after);
+	mem_level_check(&w->before, &after, what);
+	bad = kmsg_bad(w->kfd, first, sizeof(first));
+	tap_check(w->kfd >= 0 && bad == 0,
+		  "%s: no bad-mm/bad-page/BUG/WARNING kernel message once the mm is freed (%ld%s%s)",
+		  what, bad, bad ? ": " : "", bad ? first : (w->kfd < 0 ? ", no /dev/kmsg" : ""));
+	if (w->kfd >= 0)
+		close(w->kfd);
 }
 
 #endif
