@@ -11,11 +11,15 @@ vm=$src/tools/testing/selftests/vm
 mkdir -p "$out"
 for t in $(sed -n 's/^\([a-z0-9_-][a-z0-9_-]*\).*/\1/p' "$top/guest/run/vmselftests.list" | sort -u); do
 	bin=$out/vm-$t
-	if [ ! -x "$bin" ] || [ "$vm/$t.c" -nt "$bin" ]; then
+	if [ ! -x "$bin" ] || [ "$vm/$t.c" -nt "$bin" ] || [ "$0" -nt "$bin" ]; then
 		extra=()
 		grep -q '"vm_util.h"' "$vm/$t.c" && extra=("$vm/vm_util.c")
-		gcc -static -O2 -w -pthread -I"$vm/.." -I"$src" -I"$src/usr/include" \
-			-I"$src/tools/include/uapi" -o "$bin" "$vm/$t.c" "${extra[@]}" -lrt ||
+		# -include sys/syscall.h: the selftests get __NR_* from the
+		# kernel's headers in their own build; without it mrelease_test
+		# falls back to "#define __NR_process_mrelease -1" and skips.
+		gcc -static -O2 -w -pthread -include sys/syscall.h -I"$vm/.." -I"$src" \
+			-I"$src/usr/include" -I"$src/tools/include/uapi" \
+			-o "$bin" "$vm/$t.c" "${extra[@]}" -lrt ||
 			{ echo "pfscale: building selftest $t failed" >&2; exit 1; }
 	fi
 	echo "$bin"
