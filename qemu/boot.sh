@@ -19,6 +19,15 @@
 #               qemu64; e.g. qemu64,+la57 for 5-level paging); auto uses KVM only when a short
 #               probe boot proves it works, else TCG (multi-threaded)
 #   -q          quiet: console only to the log, not to stdout
+#   -O          no oops=panic (tests/host/harness.sh: a non-fatal oops)
+#
+# The kernel command line always has oops=panic (an oops ends the guest at
+# once instead of leaving a half-dead one to time out), print_fatal_signals=1
+# (a program killed by SIGSEGV/SIGBUS/... is reported, as "kmsg: " lines in
+# the log; see guest/run/prog) and page_table_check=on (CONFIG_PAGE_TABLE_CHECK
+# of the test kernel; ignored by the others). PFSCALE_APPEND (environment)
+# is added after -a, to every boot: e.g. PFSCALE_APPEND=page_table_check=off
+# to look past a page_table_check BUG (the last of two settings wins).
 #
 # Exit status: QEMU's (0 when the guest ran reboot -f), 124 on timeout.
 set -uo pipefail
@@ -27,14 +36,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../scripts/common.sh"
 
 kernel= initrd= run= append= cpus=4 mem=1024 timeout=600 log= gdb= gdbport=1234
-monitor= accel=${PFSCALE_ACCEL:-auto} quiet=
-while getopts "k:i:r:a:c:m:t:l:gGp:M:A:q" o; do
+monitor= accel=${PFSCALE_ACCEL:-auto} quiet= oops=oops=panic
+while getopts "k:i:r:a:c:m:t:l:gGp:M:A:qO" o; do
 	case $o in
 	k) kernel=$OPTARG ;; i) initrd=$OPTARG ;; r) run=$OPTARG ;;
 	a) append=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
 	t) timeout=$OPTARG ;; l) log=$OPTARG ;; g) gdb=-s ;; G) gdb=-S ;;
 	p) gdbport=$OPTARG ;; M) monitor=$OPTARG ;; A) accel=$OPTARG ;; q) quiet=1 ;;
-	*) sed -n '2,25s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	O) oops= ;;
+	*) sed -n '2,35s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -72,9 +82,11 @@ else
 	accel_args=(-accel tcg,thread=multi -cpu "${PFSCALE_QEMU_CPU:-qemu64}")
 fi
 
-cmdline="console=ttyS0 nokaslr panic=-1 pfscale.cpus=$cpus"
+cmdline="console=ttyS0 nokaslr panic=-1 $oops print_fatal_signals=1 page_table_check=on"
+cmdline="${cmdline/  / } pfscale.cpus=$cpus"
 [ -n "$run" ] && cmdline="$cmdline pfscale.run=$run"
 [ -n "$append" ] && cmdline="$cmdline $append"
+[ -n "${PFSCALE_APPEND:-}" ] && cmdline="$cmdline $PFSCALE_APPEND"
 
 args=("${accel_args[@]}" -m "$mem" -smp "$cpus,sockets=$cpus,cores=1,threads=1"
 	-display none -no-reboot -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
