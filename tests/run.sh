@@ -1,98 +1,119 @@
 #!/bin/bash
 # Host-side test runner: boot the test kernel, run the guest tests (TAP on
-# the serial console), check the console for splats, run host-side tests,
-# and print one summary whose last line is "N passed, N failed, N skipped".
+# the serial console), run the host-side tests, scan every console log for
+# kernel errors, and print one summary whose last line is
+# "N passed, N failed, N skipped"; exit non-zero on any failure.
 #
 #   tests/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] -o OUTDIR
-#                [-s SECS] [-G]
+#                [-s SECS] [-G] [-r RUNLIST] [-p PATHS] [-O]
 #
 # -G: guest tests only (no host-side tests), e.g. for the KASAN kernel.
 # -s SECS: soak instead: loop the guest tests for SECS seconds on each path
 # (guest/run/soak), no host-side tests.
+# -r RUNLIST: guest run scripts instead of "tests" (tests/host/harness.sh).
+# -p PATHS: the fault paths to boot, comma separated (default stock,atomic).
+# -O: boot without oops=panic (qemu/boot.sh -O).
+#
+# What fails (tests/lib/tap-parse.sh is the parser, tests/lib/kernel-errors
+# the kernel error patterns, tests/expected-skips the skips that may pass):
+# a "not ok" line; a skip not in the allowlist; a program (guest or host)
+# that prints no plan or a count of results other than its plan, exits
+# non-zero or dies by a signal, or never runs; a guest that times out,
+# panics or does not reach its done marker; a kernel error pattern in any
+# console log written during the run (the guest boots' and the host tests').
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-art= initrd= cpus=4 mem=1024 out=build/test soak= guest_only=
-while getopts "k:i:c:m:o:s:G" o; do
+parse=$top/tests/lib/tap-parse.sh
+art= initrd= cpus=4 mem=1024 out=build/test soak= guest_only= runlist=tests
+paths=stock,atomic nooops=
+while getopts "k:i:c:m:o:s:Gr:p:O" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
-	o) out=$OPTARG ;; s) soak=$OPTARG ;; G) guest_only=1 ;; *) exit 2 ;;
+	o) out=$OPTARG ;; s) soak=$OPTARG ;; G) guest_only=1 ;; r) runlist=$OPTARG ;;
+	p) paths=$OPTARG ;; O) nooops=-O ;; *) exit 2 ;;
 	esac
 done
-runlist=tests soakargs=
+soakargs=
 if [ -n "$soak" ]; then
 	runlist=soak soakargs="pfscale.soak=$soak"
 	export PFSCALE_TEST_TIMEOUT=$((soak + 900))
 fi
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+stamp=$out/.run-start
+: > "$stamp"
+scanned=" "
 pass=0 fail=0 skip=0
-result() {	# result ok|fail|skip NAME
-	case $1 in
-	ok) pass=$((pass + 1)); echo "PASS  $2" ;;
-	skip) skip=$((skip + 1)); echo "SKIP  $2" ;;
-	*) fail=$((fail + 1)); echo "FAIL  $2" ;;
+
+# tally: count the parser's PASS/FAIL/SKIP lines on stdin, echo them all.
+tally() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"PASS  "*) pass=$((pass + 1)) ;;
+		"FAIL  "*) fail=$((fail + 1)) ;;
+		"SKIP  "*) skip=$((skip + 1)) ;;
+		esac
+		printf '%s\n' "$line"
+	done
+}
+
+# The guest programs that must run: what the initramfs has.
+expected_programs() {
+	case $runlist in
+	tests|soak)
+		cpio -it --quiet < "$initrd" 2>/dev/null |
+			sed -n 's|^pfscale/bin/\(t_[^/]*\)$|\1|p' | sort | tr '\n' ' '
+		[ "$runlist" = tests ] && echo vmselftests
+		;;
 	esac
 }
 
-# Kernel splats that fail the run, whatever the tests said.
-splats='BUG:|WARNING:|Bad page state|Bad rss-counter|possible recursive locking|possible circular locking|inconsistent lock state|INFO: task .* blocked|Kernel panic|general protection fault|KASAN:|UBSAN:|Oops'
-
-# boot_guest NAME RUNLIST [kernel args]: one guest boot, TAP results counted.
+# boot_guest NAME [kernel args]: one guest boot, its log through the parser.
 boot_guest() {
-	local name=$1 runlist=$2 append=${3:-} log=$out/$1-console.log rc
-	"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c "$cpus" -m "$mem" \
+	local name=$1 append=${2:-} log=$out/$1-console.log rc
+	# shellcheck disable=SC2086 # $nooops: empty or -O
+	"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c "$cpus" -m "$mem" $nooops \
 		-t "${PFSCALE_TEST_TIMEOUT:-1200}" -r "$runlist" -a "$append" -l "$log"
 	rc=$?
-	while IFS= read -r line; do
-		line=${line%$'\r'}
-		case "$line" in
-		"ok - "*"# SKIP"*) result skip "[$name] ${line#ok - }" ;;
-		"ok - "*) result ok "[$name] ${line#ok - }" ;;
-		"not ok - "*) result fail "[$name] ${line#not ok - }" ;;
-		"# "*) echo "      $line" ;;
-		esac
-	done < <(tr -d '\r' < "$log")
-	if [ $rc = 124 ]; then
-		result fail "[$name] guest finished in time (timed out; see $log)"
-	elif ! grep -q 'pfscale-guest: done' "$log"; then
-		result fail "[$name] guest ran to the end (QEMU exit $rc; see $log)"
-	else
-		result ok "[$name] guest ran to the end"
-	fi
-	if grep -q "FATAL: expected $cpus CPUs" "$log"; then
-		result fail "[$name] guest sees $cpus CPUs"
-	fi
-	if grep -Eq "$splats" "$log"; then
-		# Name the guest test that was running when the first splat came.
-		local during
-		during=$(tr -d '\r' < "$log" | awk -v re="$splats" '
-			/pfscale-guest: running / { t = $NF }
-			$0 ~ re { print (t == "" ? "boot" : t); exit }')
-		result fail "[$name] no kernel BUG/WARN/lockdep splat (during $during): $(grep -Em1 "$splats" "$log")"
-	else
-		result ok "[$name] no kernel BUG/WARN/lockdep splat in the console log"
-	fi
+	# shellcheck disable=SC2046 # one word per program
+	tally < <("$parse" guest "$name" "$log" "$rc" $(expected_programs))
+	scanned="$scanned$log "
 }
 
 # Every guest test runs on both fault paths, in two boots of one kernel.
-boot_guest stock $runlist "$soakargs"
-if grep -qx 'CONFIG_PFSCALE_ATOMIC_PTE=y' "$art/.config"; then
-	boot_guest atomic $runlist "pfscale.atomic_pte=1 $soakargs"
-else
-	result skip "[atomic] guest tests on the atomic path (kernel built without CONFIG_PFSCALE_ATOMIC_PTE)"
+for path in ${paths//,/ }; do
+	case $path in
+	stock) boot_guest stock "$soakargs" ;;
+	atomic)
+		if grep -qx 'CONFIG_PFSCALE_ATOMIC_PTE=y' "$art/.config"; then
+			boot_guest atomic "pfscale.atomic_pte=1 $soakargs"
+		else
+			tally < <("$parse" skip atomic "guest tests on the atomic path (kernel built without CONFIG_PFSCALE_ATOMIC_PTE)")
+		fi
+		;;
+	*) echo "tests/run.sh: unknown path '$path'" >&2; exit 2 ;;
+	esac
+done
+
+# Host-side tests: each tests/host/*.sh prints a plan and TAP lines like a
+# guest program; its exit status counts too.
+if [ -z "$soak$guest_only" ]; then
+	for t in "$top"/tests/host/*.sh; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t" .sh)
+		PFSCALE_ART=$art PFSCALE_INITRD=$initrd PFSCALE_OUT=$out "$t" \
+			> "$out/host-$name.out" 2>&1 < /dev/null
+		tally < <("$parse" host "host $name" "$out/host-$name.out" $?)
+	done
 fi
 
-# Host-side tests: each tests/host/*.sh prints TAP lines like the guest.
-for t in "$top"/tests/host/*.sh; do
-	[ -x "$t" ] && [ -z "$soak$guest_only" ] || continue
-	while IFS= read -r line; do
-		case "$line" in
-		"ok - "*"# SKIP"*) result skip "${line#ok - }" ;;
-		"ok - "*) result ok "${line#ok - }" ;;
-		"not ok - "*) result fail "${line#not ok - }" ;;
-		*) echo "      $line" ;;
-		esac
-	done < <(PFSCALE_ART=$art PFSCALE_INITRD=$initrd PFSCALE_OUT=$out "$t" 2>&1)
-done
+# Every other console log this run wrote (the host tests' boots): the
+# kernel error scan. A log a test means to be bad is not *console.log.
+while IFS= read -r log; do
+	case "$scanned" in *" $log "*) continue ;; esac
+	tally < <("$parse" console "$(basename "$log" .log)" "$log")
+done < <(find "$out" -maxdepth 1 -name '*console.log' -newer "$stamp" | sort)
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
