@@ -58,6 +58,7 @@ checks=("helper printed its GDBMAP line"
 	"scripts loaded without vmlinux-gdb.py: one line, no traceback"
 	"synthetic 5-level and 4-level tables: walks, huge pmd, swap, marker, migration entries, runs"
 	"on an unpatched kernel: pf-counters and pf-race-watch say so in one line")
+echo "1..${#checks[@]}"
 done_checks=0
 ok() { echo "ok - gdb: ${checks[$done_checks]}"; done_checks=$((done_checks + 1)); }
 notok() {

@@ -4,6 +4,8 @@
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/common.sh
 . "$top/scripts/common.sh"
+# Two checks per patch.
+echo "1..$(($(grep -cv -e '^#' -e '^$' "$top/patches/series") * 2))"
 src=$(cat "$PFSCALE_ART/source")
 tmp=$(mktemp -d)
 trap 'git -C "$src" worktree remove --force "$tmp/wt" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
