@@ -100,7 +100,7 @@ function open_block(name) {
 }
 
 # status: the exit status (a number), or what went wrong instead.
-function close_block(status,   why) {
+function close_block(status,   why, prefix) {
 	why = ""
 	if (status !~ /^[0-9]+$/)
 		why = status
@@ -113,18 +113,22 @@ function close_block(status,   why) {
 		why = why (why == "" ? "" : "; ") "printed " nplans " plans"
 	else if (nres != plan)
 		why = why (why == "" ? "" : "; ") "planned " plan " checks, reported " nres
+	# A host test's block has no name: its tag is its name.
+	prefix = bname == "" ? "" : bname ": "
 	if (why != "")
-		out("FAIL", tag " " bname ": " why)
+		out("FAIL", tag " " prefix why)
 	else if (skipall != "")
-		skip(bname ": every check skipped (" skipall ")")
+		skip(prefix "every check skipped (" skipall ")")
 	else
-		out("PASS", tag " " bname ": ran to the end, " nres " of " plan \
+		out("PASS", tag " " prefix "ran to the end, " nres " of " plan \
 			" planned checks, exit 0")
 	inblock = 0
 }
 
 BEGIN {
 	tag = "[" label "]"
+	errre = ENVIRON["ERRRE"]
+	okre = ENVIRON["OKRE"]
 	allowname = allow
 	sub(/.*\//, "", allowname)
 	load_allow()
@@ -138,13 +142,13 @@ BEGIN {
 			}
 	}
 	if (mode == "host")
-		open_block(label)
+		open_block("")
 	nerr = 0
 }
 
 { sub(/\r$/, "") }
 
-mode != "host" && errre != "" && $0 ~ errre {
+mode != "host" && errre != "" && $0 ~ errre && (okre == "" || $0 !~ okre) {
 	if (!nerr++) {
 		first = $0
 		# A program's kmsg lines follow its exit line: until the

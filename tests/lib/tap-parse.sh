@@ -26,14 +26,21 @@ skips=${PFSCALE_SKIPS:-$here/../expected-skips}
 mode=${1:-} label=${2:-} file=${3:-}
 usage() { sed -n '7,18s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 
-# kernel_error_re: the patterns of tests/lib/kernel-errors as one ERE.
+# kernel_error_re: the patterns of tests/lib/kernel-errors as one ERE;
+# kernel_error_ok_re: its exceptions ("!" lines).
 kernel_error_re() {
-	grep -v -e '^#' -e '^$' "$here/kernel-errors" | paste -sd'|'
+	grep -v -e '^#' -e '^$' -e '^!' "$here/kernel-errors" | paste -sd'|'
+}
+kernel_error_ok_re() {
+	sed -n 's/^!//p' "$here/kernel-errors" | paste -sd'|'
 }
 
 parse() {	# parse MODE RC EXPECT [FILE]
-	awk -v mode="$1" -v label="$label" -v rc="$2" -v expect="$3" \
-		-v allow="$skips" -v errre="$(kernel_error_re)" -v logname="$file" \
+	# The regexes go through the environment: awk -v would take their
+	# backslashes for escapes.
+	ERRRE=$(kernel_error_re) OKRE=$(kernel_error_ok_re) \
+		awk -v mode="$1" -v label="$label" -v rc="$2" -v expect="$3" \
+		-v allow="$skips" -v logname="$file" \
 		-f "$here/tap-parse.awk" "${4:-/dev/stdin}"
 }
 
