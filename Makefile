@@ -46,10 +46,16 @@ deps:
 	fi
 
 kernel: kernel-test
+# build/kernel-FLAVOUR.path is rewritten only when the artifact dir changes,
+# so that what depends on it (the initramfs) stays built on warm runs.
 kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched: kernel-%: deps
 	@mkdir -p $(BUILD)
-	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path
+	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path.new
+	@cmp -s $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path || \
+		mv $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path
+	@rm -f $(BUILD)/kernel-$*.path.new
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
+$(BUILD)/kernel-test.path: kernel-test ;
 
 $(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h | deps
 	@mkdir -p $(dir $@)
@@ -63,8 +69,12 @@ $(BUILD)/guest/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
+# The initramfs needs of the kernel only the tree its mm selftests are built
+# from: it depends on the path file (not the phony kernel-test, which would
+# rebuild it on every make run/test), and on the selftests' build script.
 initramfs: $(BUILD)/initramfs.cpio
-$(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scripts/initramfs.sh kernel-test
+$(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scripts/initramfs.sh \
+		tests/selftests/build.sh $(BUILD)/kernel-test.path
 	tests/selftests/build.sh $$(cat $$(cat $(BUILD)/kernel-test.path)/source) $(BUILD)/selftests \
 		> $(BUILD)/selftests.list
 	scripts/initramfs.sh $@ $(GUEST_PROGS) $$(cat $(BUILD)/selftests.list)
