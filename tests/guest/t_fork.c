@@ -4,6 +4,12 @@
  * fresh pages and writing their slots while the main thread forks. Each
  * child checks that a region written before the fork holds exactly what was
  * written, writes to it (COW) and exits; the parent checks it is unchanged.
+ * The faulting threads check their own writes too: each pass finds the
+ * previous pass's value in its slot (a write that fork's write-protection
+ * and the COW that followed lost would show), unless a zap came in between:
+ * every fourth pass a thread zaps the region (MADV_DONTNEED) for fresh
+ * faults, counting zaps begun and done, and a 0 is legal only if a zap
+ * began after the thread noted the zaps done before its write.
  */
 #include <sys/wait.h>
 #include "common.h"
@@ -13,16 +19,45 @@
 
 static char *stable, *churn;
 static volatile int stop;
+static long zaps_begun, zaps_done, churn_bad, churn_passes;
+
+static long load(long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* What faulter @id leaves in page @page in pass @pass (0: never written). */
+static uint64_t value(uint64_t pass, long id, long page)
+{
+	return pass ? (pass << 40) | ((uint64_t)id << 32) | page : 0;
+}
 
 static void *faulter(void *p)
 {
-	long id = (long)p, i;
+	long id = (long)p, i, done_before[PAGES], b;
 	size_t len = PAGES * PAGE;
+	uint64_t pass = 0, got;
 
+	for (i = 0; i < PAGES; i++)
+		done_before[i] = load(&zaps_done);
 	while (!stop) {
-		for (i = 0; i < PAGES; i++)
-			((volatile uint64_t *)(churn + i * PAGE))[id] = i;
-		madvise(churn, len, MADV_DONTNEED);
+		pass++;
+		for (i = 0; i < PAGES; i++) {
+			uint64_t *slot = (uint64_t *)(churn + i * PAGE) + id;
+
+			got = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
+			b = load(&zaps_begun);
+			if (got != value(pass - 1, id, i) && !(got == 0 && b > done_before[i]))
+				__atomic_add_fetch(&churn_bad, 1, __ATOMIC_RELAXED);
+			done_before[i] = load(&zaps_done);
+			__atomic_store_n(slot, value(pass, id, i), __ATOMIC_SEQ_CST);
+		}
+		if (pass % 4 == 0) {
+			__atomic_add_fetch(&zaps_begun, 1, __ATOMIC_SEQ_CST);
+			madvise(churn, len, MADV_DONTNEED);
+			__atomic_add_fetch(&zaps_done, 1, __ATOMIC_SEQ_CST);
+		}
+		__atomic_add_fetch(&churn_passes, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -45,7 +80,7 @@ int main(int argc, char **argv)
 
 	tap_init(argv[0]);
 	(void)argc;
-	tap_plan(2);
+	tap_plan(3);
 	if (n > 64)
 		n = 64;
 	stable = map_anon(PAGES * PAGE);
@@ -74,5 +109,8 @@ int main(int argc, char **argv)
 	tap_check(child_bad == 0, "%d forks under %d faulting threads: children saw the pre-fork content",
 		  FORKS, n);
 	tap_check(check(0x5a5aULL) == 0, "parent content unchanged by the children's COW writes");
+	tap_check(churn_bad == 0 && churn_passes > n,
+		  "%d faulting threads found every previous pass's write across the forks (%ld passes, %ld zaps, %ld lost)",
+		  n, churn_passes, zaps_done, churn_bad);
 	return tap_exit();
 }
