@@ -116,7 +116,8 @@ vmcore: kernel-test $(BUILD)/initramfs.cpio
 	crash/vmcore.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -w $(VMCORE_AT) -a "$(VMCORE_ARGS)" -o $(BUILD)/vmcore
 
-# The unpatched build is what the debugger tests check "no pfscale patches" on.
+# The unpatched build is the baseline boot of the guest tests (tests/run.sh
+# -p unpatched) and what the debugger tests check "no pfscale patches" on.
 test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio
 	PFSCALE_STOCK_ART=$$(cat $(BUILD)/kernel-test+unpatched.path) \
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \

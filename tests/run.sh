@@ -11,7 +11,12 @@
 # -s SECS: soak instead: loop the guest tests for SECS seconds on each path
 # (guest/run/soak), no host-side tests.
 # -r RUNLIST: guest run scripts instead of "tests" (tests/host/harness.sh).
-# -p PATHS: the fault paths to boot, comma separated (default stock,atomic).
+# -p PATHS: the boots, comma separated: stock, atomic (the fault paths of
+# the -k kernel), unpatched (the same tests on PFSCALE_STOCK_ART, the
+# pristine 6.1 build of the test config: the baseline, where the checks that
+# need pfscale skip by tests/expected-skips), none (no guest boot, the host
+# tests only). Default: stock,atomic, and unpatched if PFSCALE_STOCK_ART is
+# set (make test sets it).
 # -O: boot without oops=panic (qemu/boot.sh -O).
 #
 # What fails (tests/lib/tap-parse.sh is the parser, tests/lib/kernel-errors
@@ -25,7 +30,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 parse=$top/tests/lib/tap-parse.sh
 art= initrd= cpus=4 mem=1024 out=build/test soak= guest_only= runlist=tests
-paths=stock,atomic nooops=
+paths=stock,atomic${PFSCALE_STOCK_ART:+,unpatched} nooops=
 while getopts "k:i:c:m:o:s:Gr:p:O" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
@@ -69,11 +74,12 @@ expected_programs() {
 	esac
 }
 
-# boot_guest NAME [kernel args]: one guest boot, its log through the parser.
+# boot_guest NAME ARTIFACT [kernel args]: one guest boot, its log through
+# the parser.
 boot_guest() {
-	local name=$1 append=${2:-} log=$out/$1-console.log rc
+	local name=$1 kart=$2 append=${3:-} log=$out/$1-console.log rc
 	# shellcheck disable=SC2086 # $nooops: empty or -O
-	"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c "$cpus" -m "$mem" $nooops \
+	"$top/qemu/boot.sh" -q -k "$kart/bzImage" -i "$initrd" -c "$cpus" -m "$mem" $nooops \
 		-t "${PFSCALE_TEST_TIMEOUT:-1200}" -r "$runlist" -a "$append" -l "$log"
 	rc=$?
 	# shellcheck disable=SC2046 # one word per program
@@ -81,17 +87,26 @@ boot_guest() {
 	scanned="$scanned$log "
 }
 
-# Every guest test runs on both fault paths, in two boots of one kernel.
+# Every guest test runs on both fault paths, in two boots of one kernel,
+# and on the unpatched kernel.
 for path in ${paths//,/ }; do
 	case $path in
-	stock) boot_guest stock "$soakargs" ;;
+	stock) boot_guest stock "$art" "$soakargs" ;;
 	atomic)
 		if grep -qx 'CONFIG_PFSCALE_ATOMIC_PTE=y' "$art/.config"; then
-			boot_guest atomic "pfscale.atomic_pte=1 $soakargs"
+			boot_guest atomic "$art" "pfscale.atomic_pte=1 $soakargs"
 		else
 			tally < <("$parse" skip atomic "guest tests on the atomic path (kernel built without CONFIG_PFSCALE_ATOMIC_PTE)")
 		fi
 		;;
+	unpatched)
+		if [ -f "${PFSCALE_STOCK_ART:-}/bzImage" ]; then
+			boot_guest unpatched "$PFSCALE_STOCK_ART" "$soakargs"
+		else
+			tally < <("$parse" skip unpatched "guest tests on the unpatched kernel (no PFSCALE_STOCK_ART/bzImage: '${PFSCALE_STOCK_ART:-}')")
+		fi
+		;;
+	none) ;;
 	*) echo "tests/run.sh: unknown path '$path'" >&2; exit 2 ;;
 	esac
 done
