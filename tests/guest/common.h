@@ -484,20 +484,18 @@ static inline void spin_barrier_wait(struct spin_barrier *b)
 
 /*
  * The leak checks around a racing part run in a forked child:
- *	leak_watch_start(&w); status = run_child(fn, arg);
+ *	status = leak_watch_run(&w, fn, arg);
  *	(the test's own checks on status / shared results)
  *	leak_watch_check(&w, "what");	(three checks)
+ * Both levels are read inside leak_watch_run(), at the same stack depth,
+ * with only fork and wait between them, so that nothing the parent does
+ * (a deeper printf faulting a stack page, a first touch of a mapping)
+ * shows as a difference.
  */
 struct leak_watch {
-	struct mem_level before;
+	struct mem_level before, after;
 	int kfd;
 };
-
-static inline void leak_watch_start(struct leak_watch *w)
-{
-	w->kfd = kmsg_open();
-	mem_level(&w->before);
-}
 
 /* fn(arg) in a forked child (exit status 0 unless fn exits); wait status. */
 static inline int run_child(void (*fn)(void *), void *arg)
@@ -519,19 +517,29 @@ static inline int run_child(void (*fn)(void *), void *arg)
 	return status;
 }
 
+/* Levels, kmsg position, run_child(fn, arg), levels; its wait status. */
+static inline int leak_watch_run(struct leak_watch *w, void (*fn)(void *), void *arg)
+{
+	int status;
+
+	w->kfd = kmsg_open();
+	mem_level(&w->before);
+	status = run_child(fn, arg);
+	mem_level(&w->after);
+	return status;
+}
+
 /*
- * Three checks once the child is reaped: AnonPages and PageTables exactly
- * back, and no bad-mm (rss-counter, pgtables_bytes), bad-page, BUG or
- * WARNING kernel message since leak_watch_start().
+ * Three checks: AnonPages and PageTables exactly back, and no bad-mm
+ * (rss-counter, pgtables_bytes), bad-page, BUG or WARNING kernel message
+ * since leak_watch_run() began.
  */
 static inline void leak_watch_check(struct leak_watch *w, const char *what)
 {
-	struct mem_level after;
 	char first[512];
 	long bad;
 
-	mem_level(&after);
-	mem_level_check(&w->before, &after, what);
+	mem_level_check(&w->before, &w->after, what);
 	bad = kmsg_bad(w->kfd, first, sizeof(first));
 	tap_check(w->kfd >= 0 && bad == 0,
 		  "%s: no bad-mm/bad-page/BUG/WARNING kernel message once the mm is freed (%ld%s%s)",

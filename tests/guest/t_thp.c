@@ -40,7 +40,8 @@
 #define HPAGE_PAGES 512
 #define NTHREADS 8
 #define MAX_ROUNDS 1500
-#define SECONDS 10
+#define SECONDS 15		/* per huge zero scenario */
+#define THP_SECONDS 10		/* per THP scenario */
 #define HEAD_PAGES 16		/* what the DONTNEED / mprotect triggers cover */
 
 /* Filled by the child in MAP_SHARED memory, read by the parent. */
@@ -359,7 +360,7 @@ static void thp_child(const struct scenario *s)
 	for (k = 1; k < NTHREADS; k++)
 		if (pthread_create(&tid[k], NULL, thp_worker, (void *)(long)k))
 			tap_bail("pthread_create");
-	for (r = 0; r < THP_ROUNDS && now() - t0 < SECONDS; r++) {
+	for (r = 0; r < THP_ROUNDS && now() - t0 < THP_SECONDS; r++) {
 		round_no = r;
 		region = map_aligned(HPAGE, HPAGE);
 		if (trigger != THP_COLLAPSE && madvise(region, HPAGE, MADV_HUGEPAGE))
@@ -445,8 +446,7 @@ static void run_scenario(const struct scenario *s)
 	int status;
 
 	memset(res, 0, sizeof(*res));
-	leak_watch_start(&w);
-	status = run_child(scenario_child, (void *)s);
+	status = leak_watch_run(&w, scenario_child, (void *)s);
 	s->report(s, status);
 	leak_watch_check(&w, s->name);
 }

@@ -241,9 +241,9 @@ int main(int argc, char **argv)
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");
+	memset(res, 0, sizeof(*res));
 	mem_level(&warm);
-	leak_watch_start(&w);
-	status = run_child(child, NULL);
+	status = leak_watch_run(&w, child, NULL);
 	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && res->done;
 	if (!res->api_ok)
 		tap_diag("userfaultfd()/UFFDIO_API failed: no CONFIG_USERFAULTFD?");
