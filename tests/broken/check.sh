@@ -1,0 +1,58 @@
+#!/bin/bash
+# Build one deliberately broken variant of the test kernel and run guest
+# tests on it, on the atomic path, with and without widened race windows.
+#
+#   tests/broken/check.sh NAME TESTS [US]
+#
+# NAME: tests/broken/NAME.diff; TESTS: t_a,t_b (pfscale.test=); US: the
+# race_window_us of the widened boot (default 50). Needs the test kernel
+# built (make kernel-test) and build/initramfs.cpio. The diff is applied to
+# the test kernel's tree and built in its object directory (one file and a
+# link), then reverted; the next kernel build recompiles that file.
+# Prints each boot's TAP failures; exits 0 if every widened boot failed a
+# check, i.e. the variant was caught.
+set -uo pipefail
+# shellcheck source=scripts/common.sh
+. "$(dirname "$0")/../../scripts/common.sh"
+
+name=${1:?usage: check.sh NAME TESTS [US]}
+tests=${2:?usage: check.sh NAME TESTS [US]}
+us=${3:-50}
+top=$PFSCALE_TOP
+diff=$top/tests/broken/$name.diff
+[ -f "$diff" ] || die "no $diff"
+art=$(cat "$top/build/kernel-test.path" 2>/dev/null) || die "no test kernel (make kernel-test)"
+initrd=$top/build/initramfs.cpio
+[ -f "$initrd" ] || die "no $initrd (make initramfs)"
+src=$(cat "$art/source")
+obj=${src%/src-*}/build-${src##*/src-}-test
+out=$top/build/broken
+mkdir -p "$out"
+
+exec 9>"$PFSCALE_CACHE/build.lock"
+flock 9
+files=$(git -C "$src" apply --numstat "$diff" | cut -f3)
+git -C "$src" apply "$diff" || die "$name.diff does not apply to $src"
+revert() { (cd "$src" && git checkout -q -- $files); }
+trap revert EXIT
+note "building $name in $obj"
+make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" bzImage >/dev/null ||
+	die "$name does not build"
+cp "$obj/arch/x86/boot/bzImage" "$out/$name.bzImage"
+revert
+trap - EXIT
+flock -u 9
+
+caught=1
+for mode in plain widened; do
+	args="pfscale.test=$tests pfscale.atomic_pte=1"
+	[ $mode = widened ] && args="$args pfscale.race_window_us=$us"
+	log=$out/$name-$mode.log
+	"$top/qemu/boot.sh" -q -k "$out/$name.bzImage" -i "$initrd" -c 4 -t 900 \
+		-r one -a "$args" -l "$log" >/dev/null
+	fails=$(grep -c '^not ok' "$log")
+	echo "$name, $mode ($args): $fails failed checks"
+	grep '^not ok' "$log" | head -5
+	[ $mode = widened ] && [ "$fails" = 0 ] && caught=0
+done
+[ $caught = 1 ]
