@@ -93,11 +93,11 @@ fi
 # guest lives on to its done marker.
 olog=$h/oops-console.log
 port=$(free_port $((1300 + $$ % 500)))
-"$top/qemu/boot.sh" -q -O -k "$art/bzImage" -i "$initrd" -c 1 -m 256 -t 240 -r oops \
+"$top/qemu/boot.sh" -q -O -k "$art/bzImage" -i "$initrd" -c 1 -m 256 -t 480 -r oops \
 	-g -p "$port" -l "$olog" >"$h/oops-boot.out" 2>&1 &
 qpid=$!
 trap 'stop_boot "$qpid"' EXIT
-line=$(wait_console "$olog" '^HFAIL oops:' 150 "$qpid")
+line=$(wait_console "$olog" '^HFAIL oops:' 400 "$qpid")
 if [ -n "$line" ] && command -v gdb >/dev/null; then
 	timeout 120 gdb -batch -nx "$art/vmlinux" -ex "target remote :$port" \
 		-x "$top/tests/host/harness-oops.gdb" >"$h/oops-gdb.out" 2>&1
