@@ -18,7 +18,10 @@
  *     64 KiB, then writes page 0; mprotect splits under mmap_write_lock, so
  *     there the racing faults come before or after it, not during).
  * The other threads' writes are write faults on the huge zero PMD too, so
- * every round has several splitters and faulters at once. A fault that
+ * every round has several splitters and faulters at once, and a loss in the
+ * DONTNEED or mprotect scenario need not come from that trigger's split
+ * (only faults inside a split's window reach do_anonymous_page(): after
+ * the split every PTE maps the zero page and a write there is a COW). A fault that
  * finds the PMD transiently none while __split_huge_zero_page_pmd() fills
  * the PTE table must not install a table (and page) that the split's
  * pmd_populate() then overwrites: that loses the write, leaks the page and
