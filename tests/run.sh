@@ -63,12 +63,16 @@ tally() {
 	done
 }
 
-# The guest programs that must run: what the initramfs has.
+# The guest programs that must run: every tests/guest/t_*.c and every t_*
+# the initramfs has (a test missing from the initramfs never ran).
 expected_programs() {
 	case $runlist in
 	tests|soak)
-		cpio -it --quiet < "$initrd" 2>/dev/null |
-			sed -n 's|^pfscale/bin/\(t_[^/]*\)$|\1|p' | sort | tr '\n' ' '
+		{
+			cpio -it --quiet < "$initrd" 2>/dev/null |
+				sed -n 's|^pfscale/bin/\(t_[^/]*\)$|\1|p'
+			for c in "$top"/tests/guest/t_*.c; do basename "$c" .c; done
+		} | sort -u | tr '\n' ' '
 		[ "$runlist" = tests ] && echo vmselftests
 		;;
 	esac
