@@ -22,7 +22,9 @@
 #   -O          no oops=panic (tests/host/harness.sh: a non-fatal oops)
 #
 # The kernel command line always has oops=panic (an oops ends the guest at
-# once instead of leaving a half-dead one to time out), print_fatal_signals=1
+# once instead of leaving a half-dead one to time out; not panic_on_warn: a
+# WARNING already fails tests/run.sh's log scan, and the run goes on to
+# report the rest), print_fatal_signals=1
 # (a program killed by SIGSEGV/SIGBUS/... is reported, as "kmsg: " lines in
 # the log; see guest/run/prog) and page_table_check=on (CONFIG_PAGE_TABLE_CHECK
 # of the test kernel; ignored by the others). PFSCALE_APPEND (environment)
@@ -44,7 +46,7 @@ while getopts "k:i:r:a:c:m:t:l:gGp:M:A:qO" o; do
 	t) timeout=$OPTARG ;; l) log=$OPTARG ;; g) gdb=-s ;; G) gdb=-S ;;
 	p) gdbport=$OPTARG ;; M) monitor=$OPTARG ;; A) accel=$OPTARG ;; q) quiet=1 ;;
 	O) oops= ;;
-	*) sed -n '2,35s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,37s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
