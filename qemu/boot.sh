@@ -46,7 +46,7 @@ while getopts "k:i:r:a:c:m:t:l:gGp:M:A:qO" o; do
 	t) timeout=$OPTARG ;; l) log=$OPTARG ;; g) gdb=-s ;; G) gdb=-S ;;
 	p) gdbport=$OPTARG ;; M) monitor=$OPTARG ;; A) accel=$OPTARG ;; q) quiet=1 ;;
 	O) oops= ;;
-	*) sed -n '2,37s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,34s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
