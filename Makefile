@@ -31,7 +31,7 @@ BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs run test test-kasan soak shell bench clean
+.PHONY: all deps kernel kernel-test kernel-perf initramfs run test test-kasan test-generic soak shell bench clean
 all: run
 
 deps:
@@ -48,7 +48,7 @@ deps:
 kernel: kernel-test
 # build/kernel-FLAVOUR.path is rewritten only when the artifact dir changes,
 # so that what depends on it (the initramfs) stays built on warm runs.
-kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched: kernel-%: deps
+kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+generic: kernel-%: deps
 	@mkdir -p $(BUILD)
 	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path.new
 	@cmp -s $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path || \
@@ -129,6 +129,14 @@ test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio
 test-kasan: kernel-test+kasan $(BUILD)/initramfs.cpio
 	tests/run.sh -G -k $$(cat $(BUILD)/kernel-test+kasan.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test-kasan
+
+# The guest tests on the atomic path of a test kernel that runs the generic
+# lock-taking table operations (CONFIG_PFSCALE_GENERIC_TABLE_OPS), what an
+# architecture without native ones would run; plain and with widened race
+# windows. Not in make test: a third kernel build.
+test-generic: kernel-test+generic $(BUILD)/initramfs.cpio
+	tests/run.sh -G -p atomic,widened -k $$(cat $(BUILD)/kernel-test+generic.path) \
+		-i $(BUILD)/initramfs.cpio -c $(SMP) -m $(MEM) -o $(BUILD)/test-generic
 
 # Soak: loop the guest race tests for DURATION seconds on each fault path.
 DURATION ?= 1800
