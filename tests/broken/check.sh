@@ -33,6 +33,7 @@ exec 9>"$PFSCALE_CACHE/build.lock"
 flock 9
 files=$(git -C "$src" apply --numstat "$diff" | cut -f3)
 git -C "$src" apply "$diff" || die "$name.diff does not apply to $src"
+# shellcheck disable=SC2086 # one word per file the diff touches
 revert() { (cd "$src" && git checkout -q -- $files); }
 trap revert EXIT
 note "building $name in $obj"
