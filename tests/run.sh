@@ -12,11 +12,14 @@
 # (guest/run/soak), no host-side tests.
 # -r RUNLIST: guest run scripts instead of "tests" (tests/host/harness.sh).
 # -p PATHS: the boots, comma separated: stock, atomic (the fault paths of
-# the -k kernel), unpatched (the same tests on PFSCALE_STOCK_ART, the
-# pristine 6.1 build of the test config: the baseline, where the checks that
-# need pfscale skip by tests/expected-skips), none (no guest boot, the host
-# tests only). Default: stock,atomic, and unpatched if PFSCALE_STOCK_ART is
-# set (make test sets it).
+# the -k kernel), widened (the race tests once more on the atomic path with
+# every race window widened, PFSCALE_RACE_WINDOW_US, default 50 us; needs
+# CONFIG_PFSCALE_RACE_WINDOWS), unpatched (the same tests on
+# PFSCALE_STOCK_ART, the pristine 6.1 build of the test config: the
+# baseline, where the checks that need pfscale skip by
+# tests/expected-skips), none (no guest boot, the host tests only).
+# Default: stock,atomic,widened, and unpatched if PFSCALE_STOCK_ART is set
+# (make test sets it).
 # -O: boot without oops=panic (qemu/boot.sh -O).
 #
 # What fails (tests/lib/tap-parse.sh is the parser, tests/lib/kernel-errors
@@ -30,7 +33,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 parse=$top/tests/lib/tap-parse.sh
 art= initrd= cpus=4 mem=1024 out=build/test soak= guest_only= runlist=tests
-paths=stock,atomic${PFSCALE_STOCK_ART:+,unpatched} nooops=
+paths=stock,atomic,widened${PFSCALE_STOCK_ART:+,unpatched} nooops=
 while getopts "k:i:c:m:o:s:Gr:p:O" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
@@ -67,13 +70,14 @@ tally() {
 # the initramfs has (a test missing from the initramfs never ran).
 expected_programs() {
 	case $runlist in
-	tests|soak)
+	tests|soak|widened)
 		{
 			cpio -it --quiet < "$initrd" 2>/dev/null |
 				sed -n 's|^pfscale/bin/\(t_[^/]*\)$|\1|p'
 			for c in "$top"/tests/guest/t_*.c; do basename "$c" .c; done
 		} | sort -u | tr '\n' ' '
 		[ "$runlist" = tests ] && echo vmselftests
+		[ "$runlist" = widened ] && echo race_windows
 		;;
 	esac
 }
@@ -101,6 +105,18 @@ for path in ${paths//,/ }; do
 			boot_guest atomic "$art" "pfscale.atomic_pte=1 $soakargs"
 		else
 			tally < <("$parse" skip atomic "guest tests on the atomic path (kernel built without CONFIG_PFSCALE_ATOMIC_PTE)")
+		fi
+		;;
+	widened)
+		if [ -n "$soak" ]; then
+			:	# soak loops the plain boots only
+		elif grep -qx 'CONFIG_PFSCALE_RACE_WINDOWS=y' "$art/.config"; then
+			saved=$runlist
+			[ "$runlist" = tests ] && runlist=widened
+			boot_guest widened "$art" "pfscale.atomic_pte=1 pfscale.race_window_us=${PFSCALE_RACE_WINDOW_US:-50}"
+			runlist=$saved
+		else
+			tally < <("$parse" skip widened "race tests with widened race windows (kernel built without CONFIG_PFSCALE_RACE_WINDOWS)")
 		fi
 		;;
 	unpatched)
