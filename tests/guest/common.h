@@ -7,10 +7,20 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <time.h>
 #include "tap.h"
 
 #define PAGE 4096UL
 #define COUNTERS "/sys/kernel/debug/pfscale/counters"
+
+/* Seconds on the monotonic clock, for time-bounded race loops. */
+static inline double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static inline long ncpus(void)
 {
@@ -176,6 +186,21 @@ static inline const char *pfscale_fault_counter(void)
 static inline const char *pfscale_anon_loss_counter(void)
 {
 	return pfscale_atomic_pte() == 1 ? "anon_cmpxchg_lost" : "anon_pte_recheck_lost";
+}
+
+/* The first line (up to @len - 1 bytes) of @path into @buf; its length, or -1. */
+static inline int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY), n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
 }
 
 static inline int write_file(const char *path, const char *s)

@@ -82,14 +82,6 @@ static void race(int n, unsigned long stride, int regions, struct tally *t)
 	t->batches++;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * Race batches over fresh regions until @loss moved (without pfscale: one
  * batch), at most RACE_SECS seconds: the content check covers every batch,

@@ -21,14 +21,6 @@
 #define ROUNDS 6
 #define RACE_SECS 20
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int run(int nthreads, int thp, long long *losses, long long *faults, int *rounds)
 {
 	int r;

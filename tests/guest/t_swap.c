@@ -64,14 +64,6 @@
 #define SLOT_CACHE_KB (2 * 64 * 4)	/* per CPU: SWAP_SLOTS_CACHE_SIZE x 2 */
 #define RACE_SECS 20
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static char *base;
 static volatile int stop;
 static volatile long bad;

@@ -25,20 +25,6 @@
 
 static volatile int stop;
 
-/* The first line of @path into @buf; its length, or -1. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY), n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
 static long flips;
 
 static void *switcher(void *p)
@@ -51,14 +37,6 @@ static void *switcher(void *p)
 		usleep(200);
 	}
 	return NULL;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 int main(int argc, char **argv)

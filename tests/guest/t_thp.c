@@ -64,14 +64,6 @@ struct scenario {
 	int trigger;		/* scenario-specific */
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static long long counter(const char *name)
 {
 	long long v = pfscale_counter(name);

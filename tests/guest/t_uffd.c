@@ -151,14 +151,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void child(void *arg)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = 0 };

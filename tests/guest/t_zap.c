@@ -113,14 +113,6 @@ static void *zapper(void *p)
 	return NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), runs;

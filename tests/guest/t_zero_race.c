@@ -16,14 +16,6 @@
 #define ROUNDS 4
 #define RACE_SECS 20
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static long long moved_since(const char *const *losses, const long long *before)
 {
 	long long moved = 0;
