@@ -135,7 +135,7 @@ test-kasan: kernel-test+kasan $(BUILD)/initramfs.cpio
 # architecture without native ones would run; plain and with widened race
 # windows. Not in make test: a third kernel build.
 test-generic: kernel-test+generic $(BUILD)/initramfs.cpio
-	tests/run.sh -G -p atomic,widened -k $$(cat $(BUILD)/kernel-test+generic.path) \
+	PFSCALE_APPEND=pfscale_test.table_ops=generic tests/run.sh -G -p atomic,widened -k $$(cat $(BUILD)/kernel-test+generic.path) \
 		-i $(BUILD)/initramfs.cpio -c $(SMP) -m $(MEM) -o $(BUILD)/test-generic
 
 # Soak: loop the guest race tests for DURATION seconds on each fault path.
