@@ -188,11 +188,15 @@ static inline const char *pfscale_anon_loss_counter(void)
 	return pfscale_atomic_pte() == 1 ? "anon_cmpxchg_lost" : "anon_pte_recheck_lost";
 }
 
-/* The first line (up to @len - 1 bytes) of @path into @buf; its length, or -1. */
+/*
+ * The first line (up to @len - 1 bytes) of @path into @buf; its length, or
+ * -1 (and @buf empty).
+ */
 static inline int read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY), n;
 
+	buf[0] = 0;
 	if (fd < 0)
 		return -1;
 	n = read(fd, buf, len - 1);

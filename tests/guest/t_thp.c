@@ -446,22 +446,6 @@ static void run_scenario(const struct scenario *s)
 	leak_watch_check(&w, s->name);
 }
 
-static int read_first(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	buf[0] = 0;
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	char enabled[128], zero[16];
@@ -477,8 +461,8 @@ int main(int argc, char **argv)
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");
-	read_first("/sys/kernel/mm/transparent_hugepage/enabled", enabled, sizeof(enabled));
-	read_first("/sys/kernel/mm/transparent_hugepage/use_zero_page", zero, sizeof(zero));
+	read_file("/sys/kernel/mm/transparent_hugepage/enabled", enabled, sizeof(enabled));
+	read_file("/sys/kernel/mm/transparent_hugepage/use_zero_page", zero, sizeof(zero));
 	enabled[strcspn(enabled, "\n")] = 0;
 	tap_check((strstr(enabled, "[madvise]") || strstr(enabled, "[always]")) && zero[0] == '1',
 		  "THP usable: enabled \"%s\", use_zero_page %c (%s path)", enabled,
