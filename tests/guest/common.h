@@ -83,6 +83,61 @@ static inline long pagemap_present(void *p, size_t len)
 	return pagemap_count(p, len, PM_PRESENT);
 }
 
+#define PM_PFN ((1ULL << 55) - 1)
+
+/*
+ * PFN of the shared zero page: what a read fault of an untouched anonymous
+ * page maps. pagemap shows PFNs only to CAP_SYS_ADMIN (the guest tests run
+ * as root); 0 otherwise.
+ */
+static inline uint64_t zero_page_pfn(void)
+{
+	static uint64_t pfn;
+	volatile char *p;
+	uint64_t e = 0;
+	int fd;
+
+	if (pfn)
+		return pfn;
+	p = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = open("/proc/self/pagemap", O_RDONLY);
+	if (p == MAP_FAILED || fd < 0)
+		tap_bail("zero_page_pfn: mmap/open pagemap");
+	(void)*p;
+	if (pread(fd, &e, 8, (uintptr_t)p / PAGE * 8) != 8)
+		tap_bail("pread pagemap");
+	close(fd);
+	munmap((void *)p, PAGE);
+	pfn = (e & PM_PRESENT) ? e & PM_PFN : 0;
+	return pfn;
+}
+
+/*
+ * Number of pages of [p, p + len) that smaps' Rss counts: present entries
+ * other than the shared zero page (pagemap calls it present; Rss does not
+ * count it, vm_normal_page() being NULL for it). A writer that reads back
+ * its store after a zap took the page maps the zero page, legally.
+ */
+static inline long pagemap_rss(void *p, size_t len)
+{
+	long n = 0, i, pages = len / PAGE;
+	uint64_t e, zero = zero_page_pfn();
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	if (fd < 0)
+		tap_bail("open pagemap");
+	if (!zero)
+		tap_bail("pagemap shows no PFNs (not root?)");
+	for (i = 0; i < pages; i++) {
+		if (pread(fd, &e, 8, ((uintptr_t)p / PAGE + i) * 8) != 8)
+			tap_bail("pread pagemap");
+		if ((e & PM_PRESENT) && (e & PM_PFN) != zero)
+			n++;
+	}
+	close(fd);
+	return n;
+}
+
 /*
  * Field @field ("Rss", "Swap", ...) of the smaps entry that starts at p, in
  * pages (-1 if not found).
