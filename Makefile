@@ -17,7 +17,7 @@ DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc ma
 	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file \
 	gnuplot-nox
 
-GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest
+GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Idebugfs-tools
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
 GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss
 # h_*.c: guest helpers that host-side tests (gdb, crash) drive; not run by guest/run/tests.
@@ -57,11 +57,11 @@ kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+gene
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
 $(BUILD)/kernel-test.path: kernel-test ;
 
-$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h | deps
+$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h debugfs-tools/pfscale_trace.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: debugfs-tools/%.c | deps
+$(BUILD)/guest/%: debugfs-tools/%.c debugfs-tools/pfscale_trace.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 

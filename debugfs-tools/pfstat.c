@@ -3,12 +3,18 @@
  * pfstat: the pfscale lost-race counters as a table, like vmstat.
  *
  *   pfstat [-i SECS] [-n COUNT] [--json]
+ *   pfstat --trace [-n EVENTS] [--json]
  *
  * The names come from the kernel's counters file ("name value" lines), so
  * this tool never keeps its own copy of the counter list. With -i, each
  * further sample shows the delta and the rate per second since the last.
+ *
+ * --trace switches the pfscale trace events on (tracefs) and prints one
+ * line per lost race, or per fault that met a parked PTE, as it happens,
+ * until EVENTS were printed or SIGINT/SIGTERM; then switches them off.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +22,7 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include "pfscale_trace.h"
 
 #define DEBUGFS "/sys/kernel/debug"
 #define COUNTERS DEBUGFS "/pfscale/counters"
@@ -31,7 +38,8 @@ struct sample {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pfstat [-i SECS] [-n COUNT] [--json]\n");
+	fprintf(stderr, "usage: pfstat [-i SECS] [-n COUNT] [--json]\n"
+			"       pfstat --trace [-n EVENTS] [--json]\n");
 	exit(2);
 }
 
@@ -98,17 +106,105 @@ static void print_sample(const struct sample *s, const struct sample *prev, int 
 	fflush(stdout);
 }
 
+static volatile sig_atomic_t trace_stop;
+
+static void trace_on_signal(int sig)
+{
+	(void)sig;
+	trace_stop = 1;
+}
+
+/* Write @val to tracefs file @path; 0 or -1 after an error line. */
+static int trace_set(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(val, f) < 0 || fclose(f)) {
+		fprintf(stderr, "pfstat: cannot write %s to %s: %s\n", val, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void print_event(const struct pfscale_trace_event *e, int json)
+{
+	if (json)
+		printf("{\"time\": %.6f, \"cpu\": %d, \"task\": \"%s\", \"pid\": %d, \"event\": \"%s\", \"counter\": \"%s\", \"mm\": \"%s\", \"address\": \"0x%lx\", \"level\": \"%s\", \"expected\": \"0x%llx\", \"found\": \"0x%llx\"}\n",
+		       e->time, e->cpu, e->task, e->pid, e->event, e->counter, e->mm, e->address,
+		       e->level, e->expected, e->found);
+	else
+		printf("%14.6f %3d %-16s %7d %-24s %16lx %-5s %18llx %18llx\n", e->time, e->cpu,
+		       e->task, e->pid, e->counter, e->address, e->level, e->expected, e->found);
+	fflush(stdout);
+}
+
+/* pfstat --trace: follow trace_pipe; @count events (0: until a signal). */
+static int trace_losses(long count, int json)
+{
+	struct sigaction sa = { .sa_handler = trace_on_signal };
+	struct pfscale_trace_event e;
+	char line[512];
+	long seen = 0;
+	int ret = 0, r;
+	FILE *pipe;
+
+	if (access(PFSCALE_TRACEFS "/trace_pipe", R_OK)) {
+		fprintf(stderr, "pfstat: no tracefs on %s (mount -t tracefs tracefs %s)\n",
+			PFSCALE_TRACEFS, PFSCALE_TRACEFS);
+		return 1;
+	}
+	if (access(PFSCALE_TRACE_EVENTS "/enable", W_OK)) {
+		fprintf(stderr, "pfstat: %s: no pfscale trace events (kernel without the pfscale patches?)\n",
+			PFSCALE_TRACE_EVENTS);
+		return 1;
+	}
+	/* No SA_RESTART: a signal ends the blocking read of trace_pipe. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (trace_set(PFSCALE_TRACE_EVENTS "/enable", "1") ||
+	    trace_set(PFSCALE_TRACEFS "/tracing_on", "1"))
+		return 1;
+	pipe = fopen(PFSCALE_TRACEFS "/trace_pipe", "r");
+	if (!pipe) {
+		fprintf(stderr, "pfstat: %s/trace_pipe: %s\n", PFSCALE_TRACEFS, strerror(errno));
+		ret = 1;
+	} else if (!json) {
+		printf("%14s %3s %-16s %7s %-24s %16s %-5s %18s %18s\n", "time", "cpu", "task",
+		       "pid", "counter", "address", "level", "expected", "found");
+	}
+	while (pipe && !trace_stop && (!count || seen < count) && fgets(line, sizeof(line), pipe)) {
+		r = pfscale_trace_parse(line, &e);
+		if (r < 0) {
+			/* The kernel's format and this parser disagree: a bug. */
+			fprintf(stderr, "pfstat: internal error: cannot parse trace line: %s", line);
+			ret = 1;
+			break;
+		}
+		if (r) {
+			print_event(&e, json);
+			seen++;
+		}
+	}
+	if (pipe)
+		fclose(pipe);
+	if (trace_set(PFSCALE_TRACE_EVENTS "/enable", "0"))
+		ret = 1;
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct sample a, b, *cur = &a, *prev = NULL;
 	double interval = 0;
 	long count = 1, i;
-	int json = 0, k;
+	int json = 0, trace = 0, counted = 0, k;
 	char *end;
 
 	for (k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[k], "--trace")) {
+			trace = 1;
 		} else if (!strcmp(argv[k], "-i") && k + 1 < argc) {
 			interval = strtod(argv[++k], &end);
 			if (*end || interval <= 0)
@@ -119,9 +215,15 @@ int main(int argc, char **argv)
 			count = strtol(argv[++k], &end, 10);
 			if (*end || count < 1)
 				usage();
+			counted = 1;
 		} else {
 			usage();
 		}
+	}
+	if (trace) {
+		if (interval > 0)
+			usage();
+		return trace_losses(counted ? count : 0, json);
 	}
 	for (i = 0; i < count; i++) {
 		if (i)
