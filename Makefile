@@ -15,7 +15,10 @@ BUILD := build
 
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
 	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file \
-	gnuplot-nox
+	gnuplot-nox trace-cmd
+# Debian tools copied into the initramfs with their libraries: trace-cmd
+# records the pfscale trace events in the guest (t_trace).
+GUEST_HOST_TOOLS := trace-cmd
 
 GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Idebugfs-tools
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
@@ -77,7 +80,7 @@ $(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scrip
 		tests/selftests/build.sh $(BUILD)/kernel-test.path
 	tests/selftests/build.sh $$(cat $$(cat $(BUILD)/kernel-test.path)/source) $(BUILD)/selftests \
 		> $(BUILD)/selftests.list
-	scripts/initramfs.sh $@ $(GUEST_PROGS) $$(cat $(BUILD)/selftests.list)
+	GUEST_HOST_TOOLS="$(GUEST_HOST_TOOLS)" scripts/initramfs.sh $@ $(GUEST_PROGS) $$(cat $(BUILD)/selftests.list)
 
 # The main job: boot the patched kernel and run the race demo.
 run: kernel-test $(BUILD)/initramfs.cpio

@@ -3,6 +3,9 @@
 # guest/init, guest/run/* and the static guest programs given as arguments.
 #
 #   scripts/initramfs.sh OUT.cpio [PROGRAM...]
+#
+# GUEST_HOST_TOOLS (environment): Debian tools copied in with their shared
+# libraries (make passes trace-cmd).
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -39,6 +42,25 @@ spec=$work/spec
 	done
 	for p in "$@"; do
 		echo "file /pfscale/bin/$(basename "$p") $p 0755 0 0"
+	done
+	# Debian's dynamically linked tools the guest uses (GUEST_HOST_TOOLS),
+	# with the shared libraries ldd finds for them, at the same paths.
+	made=" /bin /sbin /usr /usr/bin /usr/sbin " copied=" "
+	for tool in ${GUEST_HOST_TOOLS:-}; do
+		bin=$(command -v "$tool") || die "$tool is not installed (run: make deps)"
+		echo "file /usr/bin/$tool $bin 0755 0 0"
+		for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+			dir=
+			for d in $(dirname "$lib" | tr / ' '); do
+				dir=$dir/$d
+				case "$made" in *" $dir "*) continue ;; esac
+				echo "dir $dir 0755 0 0"
+				made="$made$dir "
+			done
+			case "$copied" in *" $lib "*) continue ;; esac
+			echo "file $lib $(readlink -f "$lib") 0755 0 0"
+			copied="$copied$lib "
+		done
 	done
 } > "$spec"
 "$gen" "$spec" > "$out.tmp"

@@ -273,6 +273,49 @@ static inline int write_file(const char *path, const char *s)
 	return ret;
 }
 
+#define PFSCALE_RSS "/sys/kernel/debug/pfscale/rss"
+
+/*
+ * One check, at the end of a race test: this process's RSS counters (the
+ * mm's plus every live thread's unsynced task->rss_stat delta, (b) of the
+ * pfscale rss file) equal exactly what its page tables map ((c), a walk).
+ * A race that counted a page twice or not at all, or freed one without
+ * uncounting it, leaves them apart for good. read(), not stdio: reading
+ * must not fault in a page of its own between the two.
+ */
+static inline void rss_agree_check(const char *what)
+{
+	static char buf[16 * 1024];
+	long split = -1, scan = -1;
+	ssize_t n, len = 0;
+	char pid[16], *p;
+	int fd;
+
+	if (access(PFSCALE_RSS, F_OK)) {
+		tap_skip("%s: RSS counters against the page tables (no pfscale rss file in this kernel)",
+			 what);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file(PFSCALE_RSS, pid))
+		tap_bail("write " PFSCALE_RSS);
+	fd = open(PFSCALE_RSS, O_RDONLY);
+	if (fd < 0)
+		tap_bail("open " PFSCALE_RSS);
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	p = strstr(buf, "\nrss_split ");
+	if (p)
+		split = atol(p + 11);
+	p = strstr(buf, "\nrss_scan ");
+	if (p)
+		scan = atol(p + 10);
+	tap_check(split >= 0 && split == scan,
+		  "%s: RSS counters agree with the page tables: (b) %ld == (c) %ld", what, split, scan);
+}
+
 /*
  * Same-page races: every thread writes its own 8-byte slot of every page of
  * a fresh region; a lost install would lose a whole page of slots.

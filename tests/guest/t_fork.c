@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 
 	tap_init(argv[0]);
 	(void)argc;
-	tap_plan(3);
+	tap_plan(4);
 	if (n > 64)
 		n = 64;
 	stable = map_anon(PAGES * PAGE);
@@ -112,5 +112,6 @@ int main(int argc, char **argv)
 	tap_check(churn_bad == 0 && churn_passes > n,
 		  "%d faulting threads found every previous pass's write across the forks (%ld passes, %ld zaps, %ld lost)",
 		  n, churn_passes, zaps_done, churn_bad);
+	rss_agree_check("after the forks");
 	return tap_exit();
 }

@@ -126,10 +126,11 @@ int main(int argc, char **argv)
 	 * Per table level a content check, then (with pfscale) a race check;
 	 * without pfscale one skip for both race checks.
 	 */
-	tap_plan(pfscale_counter(pte_loss) < 0 ? 3 : 4);
+	tap_plan(pfscale_counter(pte_loss) < 0 ? 4 : 5);
 	race_until(n, MB2, PTE_REGIONS, "2 MiB", pte_loss);
 	race_until(n, GB1, PMD_REGIONS, "1 GiB", pmd_loss);
 	if (pfscale_counter(pte_loss) < 0)
 		tap_skip("populate losses counted (no pfscale counters in this kernel)");
+	rss_agree_check("after the populate races");
 	return tap_exit();
 }

@@ -9,7 +9,7 @@
 #include <sys/syscall.h>
 #include "common.h"
 
-#define RSSFILE "/sys/kernel/debug/pfscale/rss"
+#define RSSFILE PFSCALE_RSS
 #define THREADS 6
 
 struct snap {

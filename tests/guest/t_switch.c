@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		tap_skip("switching the fault path under load (no atomic_pte in this kernel)");
 		return tap_exit();
 	}
-	tap_plan(3);
+	tap_plan(4);
 	if (n < 4)
 		n = 4;
 	if (pthread_create(&sw, NULL, switcher, NULL))
@@ -99,5 +99,6 @@ int main(int argc, char **argv)
 		tap_check(moved > 0, "race reproduced: a locked-path fault lost its set_pte_if_none() to an atomic install (locked_cmpxchg_lost +%lld in %d rounds, %.1f s%s%s)",
 		  moved, r, now() - t0, widened ? ", race windows widened to " WIDEN_US " us after half of it" : "",
 		  moved > 0 ? "" : ": race not reproduced");
+	rss_agree_check("after the switching race");
 	return tap_exit();
 }

@@ -14,8 +14,10 @@
  * - expected and found fit the site: an install loss expected an empty
  *   PTE and found a present one; a populate loss expected an empty PMD
  *   and found a PTE table (present, not huge).
- * Last, with the events disabled, slices are raced until a counter moved,
- * and the buffer must have stayed empty.
+ * Then, with the events disabled, slices are raced until a counter moved,
+ * and the buffer must have stayed empty. Last, Debian's trace-cmd (in the
+ * initramfs) records t_same_pages' races: its report has that program's
+ * losses, and no more events than the counters moved.
  */
 #include <glob.h>
 #include "common.h"
@@ -200,6 +202,50 @@ static void race_area(char *area, int n)
 	}
 }
 
+static long loss_delta(const struct counters *b, const struct counters *a)
+{
+	long moved = 0;
+	int i;
+
+	for (i = 0; i < b->n; i++)
+		if (is_loss_counter(b->name[i]))
+			moved += a->value[i] - b->value[i];
+	return moved;
+}
+
+/* trace-cmd record -e pfscale around a race program, then its report. */
+static void trace_cmd_check(void)
+{
+	struct counters before, after;
+	struct pfscale_trace_event e;
+	long events = 0, racer = 0, moved;
+	char line[512];
+	FILE *report;
+	int rc;
+
+	if (access("/usr/bin/trace-cmd", X_OK)) {
+		tap_check(0, "trace-cmd is in the guest (/usr/bin/trace-cmd)");
+		return;
+	}
+	read_counters(&before);
+	rc = system("trace-cmd record -q -e pfscale -o /tmp/t_trace.dat "
+		    "/pfscale/bin/t_same_pages >/dev/null 2>&1");
+	read_counters(&after);
+	moved = loss_delta(&before, &after);
+	report = popen("trace-cmd report -i /tmp/t_trace.dat 2>&1", "r");
+	while (report && fgets(line, sizeof(line), report))
+		if (pfscale_trace_parse(line, &e) == 1) {
+			events++;
+			racer += !strcmp(e.task, "t_same_pages");
+		}
+	if (report)
+		pclose(report);
+	unlink("/tmp/t_trace.dat");
+	tap_check(rc == 0 && racer > 0 && events <= moved,
+		  "trace-cmd record -e pfscale around t_same_pages: exit %d, %ld events (%ld of t_same_pages), counters moved by %ld",
+		  rc, events, racer, moved);
+}
+
 int main(int argc, char **argv)
 {
 	struct counters before, after;
@@ -212,12 +258,12 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	tap_init(argv[0]);
-	tap_plan(6);
+	tap_plan(7);
 	if (n > 16)
 		n = 16;
 	if (access(TRACING "/events/pfscale", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/pfscale", F_OK)) {
-		for (i = 0; i < 6; i++)
+		for (i = 0; i < 7; i++)
 			tap_skip("no pfscale trace events (kernel without the pfscale patches)");
 		return tap_exit();
 	}
@@ -275,10 +321,7 @@ int main(int argc, char **argv)
 	do {
 		race_area(area, n);
 		read_counters(&after);
-		moved = 0;
-		for (i = 0; i < before.n; i++)
-			if (is_loss_counter(before.name[i]))
-				moved += after.value[i] - before.value[i];
+		moved = loss_delta(&before, &after);
 	} while (!moved && now() - t0 < RACE_SECS);
 	trace_write("tracing_on", "0");
 	read_trace(&before, area, &k);
@@ -286,5 +329,6 @@ int main(int argc, char **argv)
 		  "events disabled: counters moved by %ld, %ld events recorded%s",
 		  moved, k.events, moved ? "" : ": race not reproduced");
 	munmap(area, SLICES * MB2);
+	trace_cmd_check();
 	return tap_exit();
 }

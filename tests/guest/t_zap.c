@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	if (n > 64)
 		n = 64;
 	/* Per mode a content check; all but MADV_FREE also a race check. */
-	tap_plan(7);
+	tap_plan(8);
 	for (mode = 0; mode < 4; mode++) {
 		guarded = map_anon(len + 2 * PAGE);
 		mprotect(guarded, PAGE, PROT_NONE);
@@ -159,5 +159,6 @@ int main(int argc, char **argv)
 				 zeros);
 		munmap(guarded, len + 2 * PAGE);
 	}
+	rss_agree_check("after the zap races");
 	return tap_exit();
 }

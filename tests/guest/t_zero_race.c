@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (n < 4)
 		n = 4;
-	tap_plan(2);	/* content; losses counted (or its skip) */
+	tap_plan(3);	/* content; RSS; losses counted (or its skip) */
 	writers = n / 2;
 	for (j = 0; j < 6; j++)
 		before[j] = pfscale_counter(losses[j]);
@@ -107,6 +107,7 @@ int main(int argc, char **argv)
 	}
 	tap_check(ok, "%d readers race %d writers on %d fresh pages x %d rounds: reads, content, rss",
 		  n - writers, writers, PAGES, r);
+	rss_agree_check("after the zero-page races");
 	if (before[0] < 0) {
 		tap_skip("zero-page races counted (no pfscale counters in this kernel)");
 		return tap_exit();
