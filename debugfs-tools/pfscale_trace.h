@@ -4,7 +4,7 @@
  * pfstat --trace and the guest tests. The format is the kernel's TP_printk
  * of include/trace/events/pfscale.h, after ftrace's usual prefix:
  *
- *   TASK-PID [CPU] FLAGS TIMESTAMP: pfscale_race_lost: COUNTER mm=MM
+ *   TASK-PID [CPU] FLAGS TIMESTAMP: pfscale_race_lost: COUNTER mm_id=ID
  *	address=0xADDR level=LEVEL expected=0xOLD found=0xNEW
  *
  * (pfscale_busy_pte likewise; FLAGS is absent if the irq-info option is
@@ -27,7 +27,7 @@ struct pfscale_trace_event {
 	double time;		/* seconds, ftrace's clock */
 	char event[24];		/* pfscale_race_lost or pfscale_busy_pte */
 	char counter[64];	/* the counter (site) it was counted in */
-	char mm[24];		/* the mm, as %p prints it (hashed) */
+	unsigned int mm_id;	/* the mm, hashed by the kernel */
 	unsigned long address;
 	char level[8];		/* pte, pmd, pud, p4d */
 	unsigned long long expected, found;
@@ -46,8 +46,8 @@ static inline int pfscale_trace_parse(const char *line, struct pfscale_trace_eve
 	if (!ev || line[0] == '#')
 		return 0;
 	memset(e, 0, sizeof(*e));
-	if (sscanf(ev + 2, "%23[a-z_]: %63s mm=%23s address=%lx level=%7s expected=%llx found=%llx",
-		   e->event, e->counter, e->mm, &e->address, e->level, &e->expected,
+	if (sscanf(ev + 2, "%23[a-z_]: %63s mm_id=%u address=%lx level=%7s expected=%llx found=%llx",
+		   e->event, e->counter, &e->mm_id, &e->address, e->level, &e->expected,
 		   &e->found) != 7)
 		return -1;
 	/* TASK-PID: the comm may itself contain '-' and blanks. */

@@ -129,8 +129,8 @@ static int trace_set(const char *path, const char *val)
 static void print_event(const struct pfscale_trace_event *e, int json)
 {
 	if (json)
-		printf("{\"time\": %.6f, \"cpu\": %d, \"task\": \"%s\", \"pid\": %d, \"event\": \"%s\", \"counter\": \"%s\", \"mm\": \"%s\", \"address\": \"0x%lx\", \"level\": \"%s\", \"expected\": \"0x%llx\", \"found\": \"0x%llx\"}\n",
-		       e->time, e->cpu, e->task, e->pid, e->event, e->counter, e->mm, e->address,
+		printf("{\"time\": %.6f, \"cpu\": %d, \"task\": \"%s\", \"pid\": %d, \"event\": \"%s\", \"counter\": \"%s\", \"mm_id\": %u, \"address\": \"0x%lx\", \"level\": \"%s\", \"expected\": \"0x%llx\", \"found\": \"0x%llx\"}\n",
+		       e->time, e->cpu, e->task, e->pid, e->event, e->counter, e->mm_id, e->address,
 		       e->level, e->expected, e->found);
 	else
 		printf("%14.6f %3d %-16s %7d %-24s %16lx %-5s %18llx %18llx\n", e->time, e->cpu,
