@@ -6,7 +6,7 @@
 # pf-range, pf-counters, pf-rss and pf-mm against what the guest saw; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
 # racing, and check that pf-race-watch reports real losses in its region;
 # then check `make gdb` non-interactively, the loader's one-line errors and
-# the walkers on synthetic 5-level tables (no guest).
+# the special swap types against .config (no guest).
 # Prints TAP-style lines.
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/gdb.sh
@@ -56,7 +56,7 @@ checks=("helper printed its GDBMAP line"
 	"pf-race-watch leaves no breakpoint behind, no traceback"
 	"make gdb GDB_BATCH=...: boots, attaches, runs pf-counters, ends the guest"
 	"scripts loaded without vmlinux-gdb.py: one line, no traceback"
-	"synthetic 5-level and 4-level tables: walks, huge pmd, swap, marker, migration entries, runs"
+	"the special swap types read from the kernel (swap_info[], symbols) equal those its .config allots"
 	"on an unpatched kernel: pf-counters and pf-race-watch say so in one line")
 echo "1..${#checks[@]}"
 done_checks=0
@@ -259,10 +259,9 @@ check $? "$(head -1 <<<"$bad")"
 [ -n "$mmline" ] && [ -s "$out/gdbmm-maps" ] && tr -d '\r' <"$log" | grep -q '^GDBMM end'
 check $? "${mmline:-no GDBMM line in $log}"
 
-# pf-mm against the guest: /proc/PID/maps has [vsyscall] too, which is the
-# gate area, not a VMA of the mm.
+# pf-mm against the guest's /proc/PID/maps, [vsyscall] (the gate VMA) too.
 mmjson=$(section mmjson)
-grep -v '\[vsyscall\]' "$out/gdbmm-maps" | awk '{ split($1, a, "-");
+awk '{ split($1, a, "-");
 	printf "0x%s 0x%s %s\n", a[1], a[2], $2 }' | sed 's/0x0*\([0-9a-f]\)/0x\1/g' \
 	>"$out/gdbmm-want"
 python3 -c '
@@ -289,7 +288,8 @@ r = json.loads(sys.argv[1])
 pids = [t["pid"] for t in r["threads"]]
 ok = (r["pid"] == int(sys.argv[2]) and int(sys.argv[2]) in pids and
       len(pids) == int(sys.argv[3]) == r["mm_users"] and
-      r["map_count"] == len(r["vmas"]) and r["mmap_lock"]["state"] and
+      r["map_count"] == len([v for v in r["vmas"] if v["kind"] != "gate"])
+      and r["mmap_lock"]["state"] and
       r["pgtables_bytes"] > 0)
 sys.exit(0 if ok else 1)' "$mmjson" "$mmpid" "$want_threads" 2>/dev/null
 check $? "$(head -c 300 <<<"$mmjson")"
@@ -456,105 +456,16 @@ lout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/v
 	! grep -q Traceback <<<"$lout"
 check $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
 
-# --- 5-level walks on synthetic tables (no guest) ----------------------
-# Every corner of the walkers on tables in a dict: 5 and 4 levels, huge
-# entries, swap entries (tests/host/paging-l5.sh walks a real 5-level guest).
-cat >"$out/pgtable-synth.py" <<'EOF_SYNTH'
-# Synthetic page tables through pgtable's walkers (no guest): 5-level and
-# 4-level walks, a huge pmd, swap-format entries, and pf-range's runs.
-import os
-
-from pfscale_gdb import pgtable as pt
-
-mem = {}
-
-
-def put(table, idx, entry):
-    mem.setdefault(table, [0] * 512)[idx] = entry
-
-
-va5 = (1 << 55) | (3 << 39) | (5 << 30) | (7 << 21) | (9 << 12) | 0x234
-put(0x1000, va5 >> 48 & 511, 0x2067)          # pgd -> p4d
-put(0x2000, 3, 0x3067)                         # p4d -> pud
-put(0x3000, 5, 0x4067)                         # pud -> pmd
-put(0x4000, 7, 0x5067)                         # pmd -> pte
-put(0x4000, 8, 0x40000000 | 0x10e7)           # huge pmd, PAT bit set
-put(0x5000, 9, 0x8000000012345067)             # pte
-put(0x5000, 10, 0x12346067)                    # contiguous with pte 9
-put(0x5000, 11, 0x3e00)                        # a swap entry
-entry = lambda t, i: mem.get(t, [0] * 512)[i]  # noqa: E731
-table = lambda t: mem.get(t, [0] * 512)        # noqa: E731
-p5, p4 = pt.Paging(5, "synthetic"), pt.Paging(4, "synthetic")
-bad = []
-steps, res = pt.walk_tables(0x1000, va5, p5, entry)
-if [s[0] for s in steps] != ["pgd", "p4d", "pud", "pmd", "pte"] or \
-        res != (0x12345234, 12):
-    bad.append("5-level walk {} {}".format([s[0] for s in steps], res))
-steps, res = pt.walk_tables(0x1000, va5 + (1 << 21), p5, entry)
-if [s[0] for s in steps][-1] != "pmd" or res != (0x40000000 + 0x9234, 21):
-    bad.append("5-level huge pmd {}".format(res))
-steps, res = pt.walk_tables(0x1000, va5 + (2 << 12), p5, entry)
-if res is not None or "swap" not in pt.flag_names(steps[-1][3]):
-    bad.append("swap entry {}".format(pt.flag_names(steps[-1][3])))
-# The special swap types, as include/linux/swap.h allots them from 31
-# down, derived here from the kernel's .config (pgtable.py infers them
-# from symbols and the size of swap_info[]).
-cfg = set(line.strip() for line in open(os.environ["PFSCALE_CONFIG"]))
-on = lambda opt: "CONFIG_{}=y".format(opt) in cfg  # noqa: E731
-names = (["hwpoison"] * on("MEMORY_FAILURE") +
-         ["migration-read", "migration-read-exclusive",
-          "migration-write"] * on("MIGRATION") +
-         ["device-write", "device-read", "device-exclusive-write",
-          "device-exclusive-read"] * on("DEVICE_PRIVATE") +
-         ["pte-marker"] * on("PTE_MARKER") + ["swapin-error"])
-kinds = dict((32 - len(names) + i, n) for i, n in enumerate(names))
-if pt.swap_kinds() != kinds:
-    bad.append("swap kinds {} != {}".format(pt.swap_kinds(), kinds))
-inv = dict((n, t) for t, n in kinds.items())
-
-
-def swp(swp_type, offset, flags=0):
-    """An x86-64 swap PTE, as __swp_entry() builds it."""
-    return swp_type << 59 | (~offset & ((1 << 50) - 1)) << 9 | flags
-
-
-got = pt.swap_entry(swp(1, 0x1234, 1 << 3 | 1 << 1))
-if got != {"kind": "swap", "type": 1, "offset": 0x1234,
-           "flags": ["soft-dirty", "exclusive"]}:
-    bad.append("swap entry {}".format(got))
-got = pt.flag_names(swp(inv.get("pte-marker", 0), 2))
-if got != "not present: pte marker pfscale-busy":
-    bad.append("busy marker '{}'".format(got))
-got = pt.swap_entry(swp(inv.get("migration-write", 0), 0x3f5e2 | 1 << 34))
-if got.get("pfn") != 0x3f5e2 or got["flags"] != ["young"]:
-    bad.append("migration entry {}".format(got))
-if pt.flag_names(swp(31, 0)) != "not present: swapin-error entry":
-    bad.append("swapin error '{}'".format(pt.flag_names(swp(31, 0))))
-# 4-level: the same p4d table is now the top; p4d[3] indexes bits 39-47.
-va4 = va5 & ((1 << 48) - 1)
-steps, res = pt.walk_tables(0x2000, va4, p4, entry)
-if [s[0] for s in steps] != ["pgd", "pud", "pmd", "pte"] or \
-        res != (0x12345234, 12):
-    bad.append("4-level walk {} {}".format([s[0] for s in steps], res))
-lo = va5 & ~((1 << 21) - 1)
-runs = pt.range_runs(0x1000, lo, lo + (2 << 21), p5, table)
-want = [(lo + (9 << 12), 0x12345, 2, {12: 2}),
-        (lo + (1 << 21), 0x40000, 512, {21: 1})]
-if runs != want:
-    bad.append("5-level range {}".format(runs))
-try:
-    pt.user_addr(hex(va5), p4)
-    bad.append("0x{:x} accepted as a 4-level user address".format(va5))
-except Exception:
-    pass
-pt.user_addr(hex(va5), p5)
-print("SYNTH " + ("fail: " + "; ".join(bad) if bad else "ok"))
-EOF_SYNTH
+# --- the kernel's special swap types (no guest) -------------------------
+# layout.swap_layout() infers them from swap_info[]'s length and symbols;
+# the kernel's .config says which are configured (include/linux/swap.h
+# allots them from 31 down). The walkers themselves are unit-tested with
+# plain python3 (tests/host/decode.py).
 sout=$(PFSCALE_CONFIG=$art/.config timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
 	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
-	-ex "source $out/pgtable-synth.py" 2>&1)
-grep -qx 'SYNTH ok' <<<"$sout" && ! grep -q Traceback <<<"$sout"
-check $? "$(grep -m1 -E 'SYNTH|Error|error' <<<"$sout")"
+	-ex "source $top/tests/host/gdb_swap_kinds.py" 2>&1)
+grep -qx 'SWAPKINDS ok' <<<"$sout" && ! grep -q Traceback <<<"$sout"
+check $? "$(grep -m1 -E 'SWAPKINDS|Error|error' <<<"$sout")"
 
 # A kernel without the patches (PFSCALE_STOCK_ART: the unpatched build that
 # make test provides); no guest needed, the symbols decide.
