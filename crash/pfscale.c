@@ -833,7 +833,8 @@ char *help_pfpte[] = {
 	"    not_present KIND N",
 	"  It does not need crash's task table (vtop -u does, and fails on 6.1).",
 	"    -j  one JSON object with the keys of gdb's pf-range --json: pid,",
-	"        start, end, levels, runs [{start, end, pfn, pages, leaves}],",
+	"        start, end, levels, runs [{start, end, pfn, pages, leaves,",
+	"        special (its _PAGE_SPECIAL pages: the zero page, PFN maps)}],",
 	"        present_pages, not_present {KIND: N}",
 	"\nEXAMPLE",
 	"  %s> pfpte 70 400000 500000",
@@ -845,6 +846,7 @@ char *help_pfpte[] = {
 #define PFS_PRESENT	0x1UL
 #define PFS_PSE		0x80UL
 #define PFS_PROTNONE	0x100UL	/* with PRESENT clear: a PROT_NONE page */
+#define PFS_SPECIAL	0x200UL	/* no struct page (zero page, PFN map): not RSS */
 #define PFS_SWP_TYPE_SHIFT	59	/* x86-64 swap PTE: type in bits 59-63 */
 #define PFS_ADDR_MASK	0x000ffffffffff000UL
 
@@ -853,6 +855,7 @@ struct pfs_walk {
 	int json, nruns;
 	ulong run_start, run_end, run_pfn, total;
 	long leaves[3];			/* 4K, 2M, 1G leaves of the current run */
+	long special;			/* its _PAGE_SPECIAL ptes (no struct page) */
 	long not_present[33];		/* by swap type; [32]: none such */
 };
 
@@ -873,7 +876,7 @@ static void pfs_run_flush(struct pfs_walk *w)
 			if (w->leaves[i])
 				fprintf(fp, "%s\"%s\": %ld", n++ ? ", " : "", pfs_leaf_names[i],
 					w->leaves[i]);
-		fprintf(fp, "}}");
+		fprintf(fp, "}, \"special\": %ld}", w->special);
 	} else {
 		fprintf(fp, "%lx-%lx pfn %lx-%lx pages %lu", w->run_start, w->run_end, w->run_pfn,
 			w->run_pfn + pages - 1, pages);
@@ -887,7 +890,8 @@ static void pfs_run_flush(struct pfs_walk *w)
 }
 
 /* A present leaf of len bytes at va mapping pfn (level: 0 4K, 1 2M, 2 1G). */
-static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int level)
+static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int level,
+			int special)
 {
 	if (!w->run_end || va != w->run_end ||
 	    pfn != w->run_pfn + ((w->run_end - w->run_start) >> PFS_PAGE_SHIFT)) {
@@ -896,7 +900,9 @@ static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int 
 		w->run_end = va;
 		w->run_pfn = pfn;
 		memset(w->leaves, 0, sizeof(w->leaves));
+		w->special = 0;
 	}
+	w->special += special;
 	w->run_end += len;
 	w->leaves[level]++;
 	w->total += len >> PFS_PAGE_SHIFT;
@@ -938,7 +944,7 @@ static void pfs_walk_range(struct pfs_walk *w, ulong pgd, ulong start, ulong end
 				if (next > end)
 					next = end;
 				pfs_run_add(w, va, pa >> PFS_PAGE_SHIFT, next - va,
-					    L.levels - 1 - level);
+					    L.levels - 1 - level, last && (e & PFS_SPECIAL));
 				va = next;
 				break;
 			}

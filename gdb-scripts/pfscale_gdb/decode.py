@@ -19,6 +19,9 @@ PSE = 1 << 7
 # kernel's pte_present() counts as present (it maps a page; pagemap shows
 # its PFN, RSS counts it).
 PROTNONE = 1 << 8
+# _PAGE_SPECIAL: a PTE without a struct page behind it (the zero page, PFN
+# maps); present, but not in RSS or smaps' Rss (vm_normal_page() is NULL).
+SPECIAL = 1 << 9
 
 FLAGS = ((0, "present"), (1, "rw"), (2, "user"), (3, "pwt"), (4, "pcd"),
          (5, "accessed"), (6, "dirty"), (7, "huge"), (8, "global"),
@@ -182,7 +185,8 @@ def walk_tables(table, addr, paging, read):
 
 def present_leaves(table_phys, level, lo, hi, base, out, paging, read,
                    kinds, absent=None):
-    """Append (va, pfn, npages, shift) of every present leaf in [lo, hi)
+    """Append (va, pfn, npages, shift, special) of every present leaf in
+    [lo, hi) (special: how many of its pages are _PAGE_SPECIAL ptes)
     under the table at table_phys (level index into paging.table), which
     maps from virtual address base; read(table_phys) gives its 512
     entries. With a dict absent, count the non-present, non-none PTEs in
@@ -204,8 +208,9 @@ def present_leaves(table_phys, level, lo, hi, base, out, paging, read,
             s = max(va, lo & ~((1 << PAGE_SHIFT) - 1))
             e = min(va + size, hi)
             pfn = (entry_phys(entry, shift) + (s - va)) >> PAGE_SHIFT
-            out.append((s, pfn, (e - s + (1 << PAGE_SHIFT) - 1) >>
-                        PAGE_SHIFT, shift))
+            n = (e - s + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
+            out.append((s, pfn, n, shift,
+                        n if shift == PAGE_SHIFT and entry & SPECIAL else 0))
         else:
             present_leaves(entry_phys(entry, PAGE_SHIFT), level + 1,
                            max(lo, va), min(hi, va + size), va, out, paging,
@@ -214,17 +219,18 @@ def present_leaves(table_phys, level, lo, hi, base, out, paging, read,
 
 def merge_runs(leaves):
     """A run: present pages contiguous both virtually and in PFN (what
-    pagemap shows as consecutive PFNs). Merge leaves into (va, pfn,
-    npages, {shift: leaves}) runs."""
+    pagemap shows as consecutive PFNs). Merge (va, pfn, npages, shift,
+    special) leaves into (va, pfn, npages, {shift: leaves}, special)
+    runs."""
     runs = []
-    for va, pfn, n, shift in leaves:
+    for va, pfn, n, shift, special in leaves:
         if runs:
-            rva, rpfn, rn, kinds = runs[-1]
+            rva, rpfn, rn, kinds, rspecial = runs[-1]
             if rva + (rn << PAGE_SHIFT) == va and rpfn + rn == pfn:
                 kinds[shift] = kinds.get(shift, 0) + 1
-                runs[-1] = (rva, rpfn, rn + n, kinds)
+                runs[-1] = (rva, rpfn, rn + n, kinds, rspecial + special)
                 continue
-        runs.append((va, pfn, n, {shift: 1}))
+        runs.append((va, pfn, n, {shift: 1}, special))
     return runs
 
 
@@ -238,8 +244,9 @@ def range_runs(pgd, start, end, paging, read, kinds, absent=None):
 def runs_from_pagemap(pages):
     """The runs of [(va, pfn or None)] in address order: the same rule as
     merge_runs(), for /proc/PID/pagemap's view."""
-    return [(va, pfn, n) for va, pfn, n, _ in merge_runs(
-        [(va, pfn, 1, PAGE_SHIFT) for va, pfn in pages if pfn is not None])]
+    return [(va, pfn, n) for va, pfn, n, _, _ in merge_runs(
+        [(va, pfn, 1, PAGE_SHIFT, 0) for va, pfn in pages
+         if pfn is not None])]
 
 
 def leaf_kinds(kinds):

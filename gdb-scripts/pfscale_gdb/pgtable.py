@@ -215,7 +215,8 @@ class PfRange(gdb.Command):
 pf-range START END [PID] [--json]: the present pages of [START, END) in the
 mm of task PID (default: the current task) as merged runs, "VSTART-VEND ->
 pfn FIRST-LAST (N pages)", where a run is virtually and physically
-contiguous (PROT_NONE pages are present) and its huge leaves are counted ("; 2M x1"); then the total,
+contiguous (PROT_NONE pages are present; --json: "special" counts its
+_PAGE_SPECIAL pages, the zero page and PFN maps, which RSS leaves out) and its huge leaves are counted ("; 2M x1"); then the total,
 and the PTEs that are neither present nor none counted by kind ("not
 present: swap x8, pte-marker x1"; --json: "not_present"). Each page
 table is read with a single memory read; 4- or 5-level paging as
@@ -245,11 +246,12 @@ detected for pf-walk."""
                 "runs": [{"start": "0x{:x}".format(va),
                           "end": "0x{:x}".format(va + (n << PAGE_SHIFT)),
                           "pfn": pfn, "pages": n,
-                          "leaves": {SIZES[s]: c for s, c in kinds.items()}}
-                         for va, pfn, n, kinds in runs],
+                          "leaves": {SIZES[s]: c for s, c in kinds.items()},
+                          "special": special}
+                         for va, pfn, n, kinds, special in runs],
                 "present_pages": total, "not_present": absent})
             return
-        for va, pfn, n, kinds in runs:
+        for va, pfn, n, kinds, _ in runs:
             huge = decode.leaf_kinds(kinds)
             gdb.write("0x{:x}-0x{:x} -> pfn 0x{:x}-0x{:x} ({} pages{})\n"
                       .format(va, va + (n << PAGE_SHIFT), pfn, pfn + n - 1, n,

@@ -75,6 +75,7 @@ put(0x5000, 11, swp(1, 0x3e))                  # a swap entry
 put(0x5000, 12, protnone(0x12347))             # PROT_NONE, PFN follows 10
 put(0x5000, 13, swp(30, 2))                    # pfscale-busy marker
 put(0x5000, 14, 0x22222067)                    # not PFN-contiguous
+put(0x5000, 15, 0x22223267)                    # special (zero page)
 p5, p4 = d.Paging(5, "synthetic"), d.Paging(4, "synthetic")
 
 steps, res = d.walk_tables(0x1000, va5, p5, entry)
@@ -115,11 +116,11 @@ check("none", d.flag_names(0, kinds), "not present: none")
 lo = va5 & ~((1 << 21) - 1)
 absent = {}
 runs = d.range_runs(0x1000, lo, lo + (2 << 21), p5, table, kinds, absent)
-check("runs: contiguous in VA and PFN, PROT_NONE included, huge leaf",
-      runs, [(lo + (9 << 12), 0x12345, 2, {12: 2}),
-             (lo + (12 << 12), 0x12347, 1, {12: 1}),
-             (lo + (14 << 12), 0x22222, 1, {12: 1}),
-             (lo + (1 << 21), 0x40000, 512, {21: 1})])
+check("runs: contiguous in VA and PFN, PROT_NONE included, special pages counted, huge leaf",
+      runs, [(lo + (9 << 12), 0x12345, 2, {12: 2}, 0),
+             (lo + (12 << 12), 0x12347, 1, {12: 1}, 0),
+             (lo + (14 << 12), 0x22222, 2, {12: 2}, 1),
+             (lo + (1 << 21), 0x40000, 512, {21: 1}, 0)])
 check("not present counted by kind", absent, {"swap": 1, "pte-marker": 1})
 check("pagemap's view merges by the same rule",
       d.runs_from_pagemap([(0x1000, 5), (0x2000, 6), (0x3000, None),
