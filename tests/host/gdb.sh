@@ -186,7 +186,7 @@ check "h_gdb_mm printed its maps and RSS" $? "${mmline:-no GDBMM line in $log}"
 # pf-mm against the guest's /proc/PID/maps, [vsyscall] (the gate VMA) too.
 mmjson=$(section mmjson)
 awk '{ split($1, a, "-");
-	printf "0x%s 0x%s %s\n", a[1], a[2], $2 }' | sed 's/0x0*\([0-9a-f]\)/0x\1/g' \
+	printf "0x%s 0x%s %s\n", a[1], a[2], $2 }' "$out/gdbmm-maps" | sed 's/0x0*\([0-9a-f]\)/0x\1/g' \
 	>"$out/gdbmm-want"
 checks mm_vmas "$mmjson" >"$out/gdbmm-got"
 [ -s "$out/gdbmm-want" ] && diff -u "$out/gdbmm-want" "$out/gdbmm-got" >"$out/gdbmm-diff"
