@@ -61,6 +61,16 @@ _sites = None
 _watch = None
 
 
+def _forget_sites(event=None):
+    """The loss sites are addresses in one vmlinux: found again after gdb
+    loads a new objfile."""
+    global _sites
+    _sites = None
+
+
+gdb.events.new_objfile.connect(_forget_sites)
+
+
 def outer_function(pc):
     """(start, end) of the real (not inlined) function holding pc."""
     block = gdb.block_for_pc(pc)
