@@ -87,11 +87,12 @@ static long pfs_member(const char *s, const char *m)
 	return o >= 0 ? o : ANON_MEMBER_OFFSET((char *)s, (char *)m);
 }
 
+/* Record that the NEED_* groups in group lack what (the first lack is kept). */
 static void pfs_lack(int group, const char *what)
 {
 	int i;
 
-	for (i = 0; i <= NEED_COUNTERS; i++)
+	for (i = 1; i <= NEED_COUNTERS; i <<= 1)
 		if ((i & group) && !(L.missing & i))
 			snprintf(L.missing_what[i], sizeof(L.missing_what[i]), "%s", what);
 	L.missing |= group;
@@ -303,7 +304,8 @@ static void pfs_layout_init(void)
 		L.mm_index[i] = pfs_enum(mm_enums[i], NEED_RSS);
 	L.nr_mm_counters = pfs_enum("NR_MM_COUNTERS", NEED_RSS);
 	for (i = 0; i < PFS_NR_MM; i++)
-		if (L.mm_index[i] < 0 || L.mm_index[i] >= L.nr_mm_counters)
+		if (L.mm_index[i] < 0 || L.mm_index[i] >= L.nr_mm_counters ||
+		    L.nr_mm_counters > 64)	/* the readers' buffers hold 64 */
 			pfs_lack(NEED_RSS, "the MM counter enumerators");
 	pfs_vm_flags();
 	L.special_ops = symbol_exists("special_mapping_vmops") ?
