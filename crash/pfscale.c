@@ -66,7 +66,7 @@ static struct pfs_layout {
 	ulong special_ops, legacy_special_ops, gate_vma, gate_ops, vsyscall_mode;
 	long vsyscall_none;
 	/* rwsem / spinlock */
-	long rwsem_count, rwsem_owner;
+	long rwsem_count, rwsem_owner, spin_rlock, raw_lock, qspin_val, raw_owner_cpu;
 	/* page tables and swap */
 	int levels;
 	long max_swapfiles;
@@ -253,6 +253,10 @@ static void pfs_layout_init(void)
 		{ &L.mm_page_table_lock, "mm_struct", "page_table_lock", 0 },
 		{ &L.rwsem_count, "rw_semaphore", "count", 0 },
 		{ &L.rwsem_owner, "rw_semaphore", "owner", 0 },
+		{ &L.spin_rlock, "spinlock", "rlock", 0 },
+		{ &L.raw_lock, "raw_spinlock", "raw_lock", 0 },
+		{ &L.qspin_val, "qspinlock", "val", 0 },
+		{ &L.raw_owner_cpu, "raw_spinlock", "owner_cpu", 0 },
 		{ &L.task_rss_stat, "task_struct", "rss_stat", NEED_RSS },
 		{ &L.trss_events, "task_rss_stat", "events", NEED_RSS },
 		{ &L.trss_count, "task_rss_stat", "count", NEED_RSS },
@@ -1046,7 +1050,9 @@ char *help_pfvma[] = {
 	"  from the kernel's mt_slots[]/mt_pivots[] and enum maple_type.",
 	"    -j  one JSON object with the keys of gdb's pf-mm --json: pid, tgid,",
 	"        comm, mm, pgd, mm_users, mm_count, map_count, pgtables_bytes,",
-	"        vm_flags_source, mmap_lock {count, owner}, rss, threads, vmas",
+	"        vm_flags_source, mmap_lock {count, state, flags, owner,",
+	"        owner_task}, page_table_lock {val, state, owner_cpu}, rss,",
+	"        threads, vmas",
 	"        [{vma, start, end, perms, flags, pgoff, kind, anon_vma, name}];",
 	"        and maple_height, maple_nodes, inconsistencies",
 	"\nEXAMPLE",
@@ -1284,10 +1290,20 @@ static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong
 	}
 }
 
-/* The mmap_lock's count and owner words, as gdb's pf-mm reads them. */
+/* kernel/locking/rwsem.c's count and owner bits (#defines, not in the debug info) */
+#define PFS_RWSEM_WRITER_LOCKED	(1UL << 0)
+#define PFS_RWSEM_FLAG_WAITERS	(1UL << 1)
+#define PFS_RWSEM_FLAG_HANDOFF	(1UL << 2)
+#define PFS_RWSEM_READER_SHIFT	8
+#define PFS_RWSEM_READER_OWNED	(1UL << 0)
+#define PFS_RWSEM_OWNER_FLAGS	3UL
+
+/* The mmap_lock decoded as gdb's pf-mm does (its "mmap_lock" keys). */
 static void pfs_mmap_lock_json(ulong mm)
 {
-	ulong count = 0, owner = 0;
+	ulong count = 0, owner = 0, otask, readers;
+	struct pfs_task t;
+	char state[48], who[64] = "";
 
 	if (L.mm_mmap_lock < 0 || L.rwsem_count < 0 || L.rwsem_owner < 0) {
 		fprintf(fp, "null");
@@ -1297,7 +1313,60 @@ static void pfs_mmap_lock_json(ulong mm)
 		"mmap_lock count", FAULT_ON_ERROR);
 	readmem(mm + L.mm_mmap_lock + L.rwsem_owner, KVADDR, &owner, sizeof(owner),
 		"mmap_lock owner", FAULT_ON_ERROR);
-	fprintf(fp, "{\"count\": \"0x%lx\", \"owner\": \"0x%lx\"}", count, owner);
+	readers = (count >> PFS_RWSEM_READER_SHIFT) & ((1UL << 55) - 1);
+	if (count & PFS_RWSEM_WRITER_LOCKED)
+		snprintf(state, sizeof(state), "write-locked");
+	else if (readers)
+		snprintf(state, sizeof(state), "read-locked by %lu", readers);
+	else
+		snprintf(state, sizeof(state), "unlocked");
+	otask = owner & ~PFS_RWSEM_OWNER_FLAGS;
+	if (otask) {
+		memset(&t, 0, sizeof(t));
+		if (readmem(otask + L.task_pid, KVADDR, &t.pid, sizeof(int), "owner pid",
+			    RETURN_ON_ERROR | QUIET) &&
+		    readmem(otask + L.task_comm, KVADDR, t.comm, TASK_COMM_LEN, "owner comm",
+			    RETURN_ON_ERROR | QUIET))
+			snprintf(who, sizeof(who), "%s%d (%s)",
+				 owner & PFS_RWSEM_READER_OWNED ? "last reader " : "", t.pid, t.comm);
+		else
+			snprintf(who, sizeof(who), "%s?",
+				 owner & PFS_RWSEM_READER_OWNED ? "last reader " : "");
+	}
+	fprintf(fp, "{\"count\": \"0x%lx\", \"state\": \"%s\", \"flags\": [%s%s%s], "
+		"\"owner\": \"0x%lx\", \"owner_task\": ", count, state,
+		count & PFS_RWSEM_FLAG_WAITERS ? "\"waiters\"" : "",
+		(count & PFS_RWSEM_FLAG_WAITERS) && (count & PFS_RWSEM_FLAG_HANDOFF) ? ", " : "",
+		count & PFS_RWSEM_FLAG_HANDOFF ? "\"handoff\"" : "", owner);
+	pfs_json_str(who);
+	fprintf(fp, "}");
+}
+
+/* The page_table_lock as gdb's pf-mm shows it (a qspinlock's val word). */
+static void pfs_page_table_lock_json(ulong mm)
+{
+	ulong lock = mm + L.mm_page_table_lock;
+	uint val = 0;
+	int cpu = -1;
+
+	if (L.mm_page_table_lock < 0 || L.spin_rlock < 0 || L.raw_lock < 0 || L.qspin_val < 0) {
+		fprintf(fp, "null");
+		return;
+	}
+	lock += L.spin_rlock;
+	readmem(lock + L.raw_lock + L.qspin_val, KVADDR, &val, sizeof(val),
+		"page_table_lock val", FAULT_ON_ERROR);
+	fprintf(fp, "{\"val\": \"0x%x\", \"state\": \"%s\"", val,
+		val & 0xff ? "locked" : "unlocked");
+	if (L.raw_owner_cpu >= 0) {
+		readmem(lock + L.raw_owner_cpu, KVADDR, &cpu, sizeof(cpu), "owner_cpu",
+			FAULT_ON_ERROR);
+		if (cpu >= 0)
+			fprintf(fp, ", \"owner_cpu\": %d", cpu);
+		else
+			fprintf(fp, ", \"owner_cpu\": null");
+	}
+	fprintf(fp, "}");
 }
 
 static void cmd_pfvma(void)
@@ -1347,6 +1416,8 @@ static void cmd_pfvma(void)
 				L.vm_flags_source, (flags & PFS_MT_HEIGHT_MASK) >> PFS_MT_HEIGHT_OFFSET,
 				w.nodes, w.bad);
 			pfs_mmap_lock_json(t.mm);
+			fprintf(fp, ", \"page_table_lock\": ");
+			pfs_page_table_lock_json(t.mm);
 			if (!(L.missing & NEED_RSS)) {
 				r.threads = (struct pfs_thread *)GETBUF(PFS_MAX_THREADS *
 								       sizeof(*r.threads));

@@ -339,12 +339,16 @@ def first_diff(where, a, b):
     return None
 
 
-@cross("mm and every VMA field")
+@cross("mm (locks included) and every VMA field")
 def cross_mm(a, b):
     bad = need(a, "mm") or need(b, "mm")
     if bad:
         return bad
     for k in MM_KEYS:
+        bad = first_diff("field " + k, a["mm"].get(k), b["mm"].get(k))
+        if bad:
+            return bad
+    for k in ("mmap_lock", "page_table_lock"):
         bad = first_diff("field " + k, a["mm"].get(k), b["mm"].get(k))
         if bad:
             return bad
