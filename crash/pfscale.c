@@ -63,8 +63,8 @@ static struct pfs_layout {
 		qstr_name, special_name;
 	ulong vm_read, vm_write, vm_exec, vm_mayshare;
 	const char *vm_flags_source;
-	ulong special_ops, legacy_special_ops, gate_vma, gate_ops, vsyscall_mode;
-	long vsyscall_none;
+	ulong special_ops, legacy_special_ops, gate_vma, gate_ops;
+	int gate_listed;	/* vsyscall_mode is not NONE: maps lists [vsyscall] */
 	/* rwsem / spinlock */
 	long rwsem_count, rwsem_owner, spin_rlock, raw_lock, qspin_val, raw_owner_cpu;
 	/* page tables and swap */
@@ -104,29 +104,40 @@ struct pfs_member_desc {
 	int need;	/* the groups that cannot do without it; 0: optional */
 };
 
+/* What gdb prints for "p EXPR" (after "= "), into out; 0 if nothing. */
+static int pfs_gdb_print(const char *expr, char *out, int len)
+{
+	char cmd[128], line[BUFSIZE], *eq;
+	int ok = 0;
+
+	snprintf(cmd, sizeof(cmd), "p %s", expr);
+	open_tmpfile();
+	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
+		rewind(pc->tmpfile);
+		while (fgets(line, sizeof(line), pc->tmpfile))
+			if (line[0] == '$' && (eq = strstr(line, "= "))) {
+				snprintf(out, len, "%s", eq + 2);
+				out[strcspn(out, "\n")] = 0;
+				ok = 1;
+			}
+	}
+	close_tmpfile();
+	return ok;
+}
+
 /*
  * An enumerator's value. crash's enumerator_value() refuses names that are
  * also struct tags (maple_range_64): then ask gdb for it in decimal.
  */
 static long pfs_enum(const char *name, int need)
 {
-	char cmd[128], line[BUFSIZE], *eq;
+	char expr[128], val[64];
 	long v;
-	int ok = 0;
 
 	if (enumerator_value((char *)name, &v))
 		return v;
-	snprintf(cmd, sizeof(cmd), "p/d %s", name);
-	open_tmpfile();
-	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
-		rewind(pc->tmpfile);
-		while (fgets(line, sizeof(line), pc->tmpfile))
-			if (line[0] == '$' && (eq = strstr(line, "= ")) &&
-			    sscanf(eq + 2, "%ld", &v) == 1)
-				ok = 1;
-	}
-	close_tmpfile();
-	if (ok)
+	snprintf(expr, sizeof(expr), "/d %s", name);
+	if (pfs_gdb_print(expr, val, sizeof(val)) && sscanf(val, "%ld", &v) == 1)
 		return v;
 	pfs_lack(need, name);
 	return -1;
@@ -319,9 +330,14 @@ static void pfs_layout_init(void)
 	/* x86's [vsyscall]: not in the tree, but /proc/PID/maps lists it last. */
 	L.gate_vma = symbol_exists("gate_vma") ? symbol_value("gate_vma") : 0;
 	L.gate_ops = symbol_exists("gate_vma_ops") ? symbol_value("gate_vma_ops") : 0;
-	L.vsyscall_mode = symbol_exists("vsyscall_mode") ? symbol_value("vsyscall_mode") : 0;
-	if (!enumerator_value("NONE", &L.vsyscall_none))
-		L.vsyscall_none = -1;
+	/* get_gate_vma() returns NULL with vsyscall=none: gdb names the value */
+	{
+		char mode[32] = "";
+
+		L.gate_listed = L.gate_vma && symbol_exists("vsyscall_mode") &&
+			pfs_gdb_print("vsyscall_mode", mode, sizeof(mode)) &&
+			strcmp(mode, "NONE");
+	}
 	L.levels = 4;
 	if (symbol_exists("__pgtable_l5_enabled")) {
 		uint l5 = 0;
@@ -1453,15 +1469,12 @@ static void cmd_pfvma(void)
 			pfs_vma_entry(&w, root, 0, 0);
 	}
 	/* get_gate_vma(): unless vsyscall=none */
-	if (L.gate_vma && L.vsyscall_mode) {
-		int mode = 0;
+	if (L.gate_listed) {
 		ulong s = 0, e = 0;
 
-		readmem(L.vsyscall_mode, KVADDR, &mode, sizeof(mode), "vsyscall_mode",
-			RETURN_ON_ERROR);
 		readmem(L.gate_vma + L.vm_start, KVADDR, &s, sizeof(s), "gate_vma", RETURN_ON_ERROR);
 		readmem(L.gate_vma + L.vm_end, KVADDR, &e, sizeof(e), "gate_vma", RETURN_ON_ERROR);
-		if (mode != L.vsyscall_none && e > s) {
+		if (e > s) {
 			w.last_end = 0;
 			pfs_vma_entry(&w, L.gate_vma, s, e - 1);
 		}
