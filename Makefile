@@ -72,6 +72,14 @@ $(BUILD)/guest/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
+# The crash extension (crash/pfscale.c); tests/host/*.sh and crash/vmcore.sh
+# build it with this rule.
+CRASH_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC -nostartfiles \
+	-D_GNU_SOURCE -DX86_64 -I/usr/include/crash
+$(BUILD)/pfscale.so: crash/pfscale.c
+	@mkdir -p $(dir $@)
+	gcc $(CRASH_CFLAGS) -o $@ $<
+
 # The initramfs needs of the kernel only the tree its mm selftests are built
 # from: it depends on the path file (not the phony kernel-test, which would
 # rebuild it on every make run/test), and on the selftests' build script.

@@ -3,64 +3,418 @@
  * pfscale.so: a crash(8) extension that reads the pfscale figures out of
  * a vmcore (or live memory) of a pfscale-patched linux-source-6.1 kernel.
  *
- *   crash> extend crash/pfscale.so
- *   crash> pfcounters            pfscale counters summed over CPUs
- *   crash> pfps                  pid, tgid, comm, mm of every task
- *   crash> pfrss PID             split RSS of PID's mm, as debugfs rss
- *   crash> pfpte PID START END   present PTE runs of PID in [START, END)
- *   crash> pfvma PID             PID's VMAs, from its mm->mm_mt maple tree
+ *   crash> extend build/pfscale.so
+ *   crash> pfcounters [-j]             pfscale counters summed over CPUs
+ *   crash> pfps [-j]                   pid, tgid, comm, mm of every task
+ *   crash> pfrss [-j] PID              split RSS of PID's mm, as debugfs rss
+ *   crash> pfpte [-j] PID START END    present PTE runs of PID in [START, END)
+ *   crash> pfvma [-j] PID              PID's mm and VMAs, from its maple tree
+ *
+ * -j prints one JSON object with the keys of the gdb command's --json
+ * (pf-counters, pf-rss, pf-range, pf-mm; docs/debuggers.md).
  *
  * crash 8.0.2 does not understand 6.1's task table (its ps shows only the
- * idle tasks, "vm PID" and "vtop -u" fail), so this extension finds tasks
- * itself: it walks init_task.tasks and each thread group's
- * signal->thread_head list with readmem(), using member offsets looked up
- * once from the kernel's debug info, and walks user page tables with
- * physical reads from mm->pgd. crash 8.0.2 has no maple tree support
- * either (6.1 keeps the VMAs in mm->mm_mt), so pfvma walks the tree from
- * its nodes (lib/maple_tree.c's encoding).
+ * idle tasks, "vm PID" and "vtop -u" fail) and has no maple tree support,
+ * so this extension walks init_task.tasks and each thread group's
+ * signal->thread_head list itself, user page tables with physical reads
+ * from mm->pgd, and mm->mm_mt from its root node.
  *
- * Build: gcc -Wall -shared -fPIC -nostartfiles -D_GNU_SOURCE -DX86_64 \
- *            -I/usr/include/crash -o pfscale.so pfscale.c
+ * What it knows of the kernel's layout is in one table (struct
+ * pfs_layout), filled once per session from the kernel's debug info and
+ * tables: member offsets (MEMBER_OFFSET, ANON_MEMBER_OFFSET for members of
+ * anonymous unions), enum values (enumerator_value: enum maple_type, the
+ * MM counters), mt_slots[] and mt_pivots[], vmaflag_names[], the length of
+ * swap_info[]. What each field means follows docs/debuggers.md's rules,
+ * as gdb-scripts/pfscale_gdb/decode.py does.
+ *
+ * Build: make build/pfscale.so (the Makefile's one rule).
  */
 #include "defs.h"
 
-#define PFS_MM_COUNTERS 4	/* MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES */
-#define PFS_MM_SWAPENTS 2	/* not part of RSS (get_mm_rss()) */
-static const char *rss_names[PFS_MM_COUNTERS] = { "file", "anon", "swap", "shmem" };
+#define PFS_MAX_TASKS	100000	/* a corrupt list must not loop forever */
+#define PFS_MAX_VMAS	1000000
+#define PFS_MAX_COUNTERS 1024
+#define PFS_NR_MM	4	/* the MM counters this extension names */
+#define PFS_PAGE_SHIFT	12
+#define PFS_PAGE_SIZE	(1UL << PFS_PAGE_SHIFT)
 
-static struct {
-	int init;
+/* What the commands need; a missing group makes them say so. */
+enum { NEED_TASK = 1, NEED_RSS = 2, NEED_VMA = 4, NEED_COUNTERS = 8 };
+
+/* The one table of layout knowledge: -1 (or 0 for addresses) if absent. */
+static struct pfs_layout {
+	int init, missing;	/* missing: the NEED_* groups lacking something */
+	char missing_what[NEED_COUNTERS + 1][96];
+	/* task_struct, signal_struct, mm_struct */
 	long task_tasks, task_pid, task_tgid, task_comm, task_mm, task_signal,
-		task_thread_node, task_rss_stat, signal_thread_head, mm_rss_stat,
-		mm_pgd, rss_events, rss_count;
-} off;
+		task_thread_node, signal_thread_head, mm_pgd, mm_users, mm_count,
+		mm_map_count, mm_pgtables_bytes, mm_brk, mm_start_brk, mm_start_stack,
+		mm_mt, mm_mmap_lock, mm_page_table_lock;
+	/* split rss: task_struct.rss_stat, mm_struct.rss_stat */
+	long task_rss_stat, trss_events, trss_count, mm_rss_stat, mrss_count;
+	long mm_index[PFS_NR_MM], nr_mm_counters;
+	/* maple tree */
+	long mt_root, mt_flags, r64_pivot, r64_slot, a64_pivot, a64_slot, node_size;
+	long maple_dense, maple_leaf_64, maple_range_64, maple_arange_64;
+	unsigned char mt_slots[8], mt_pivots[8];
+	/* VMAs */
+	long vm_start, vm_end, vm_flags, vm_pgoff, vm_file, vm_ops, vm_private,
+		vm_anon_vma, file_f_path, path_dentry, dentry_name, dentry_parent,
+		qstr_name, special_name;
+	ulong vm_read, vm_write, vm_exec, vm_mayshare;
+	const char *vm_flags_source;
+	ulong special_ops, legacy_special_ops, gate_vma, gate_ops;
+	int gate_listed;	/* vsyscall_mode is not NONE: maps lists [vsyscall] */
+	/* rwsem / spinlock */
+	long rwsem_count, rwsem_owner, spin_rlock, raw_lock, qspin_val, raw_owner_cpu;
+	/* page tables and swap */
+	int levels;
+	long max_swapfiles;
+	const char *swap_kind[32];	/* per swap type: NULL for swap files */
+	/* pfscale counters */
+	long desc_size, desc_name, desc_site, desc_meaning, nr_counters;
+} L;
 
-/* Look up the offsets once; 0 if the kernel lacks something we need. */
-static int pfs_offsets(void)
+static const char *mm_names[PFS_NR_MM] = { "filepages", "anonpages", "swapents", "shmempages" };
+static const char *mm_enums[PFS_NR_MM] = { "MM_FILEPAGES", "MM_ANONPAGES", "MM_SWAPENTS",
+					   "MM_SHMEMPAGES" };
+
+/* A member's offset, also inside an anonymous union or struct. */
+static long pfs_member(const char *s, const char *m)
 {
-	if (off.init)
-		return off.init > 0;
-	off.task_tasks = MEMBER_OFFSET("task_struct", "tasks");
-	off.task_pid = MEMBER_OFFSET("task_struct", "pid");
-	off.task_tgid = MEMBER_OFFSET("task_struct", "tgid");
-	off.task_comm = MEMBER_OFFSET("task_struct", "comm");
-	off.task_mm = MEMBER_OFFSET("task_struct", "mm");
-	off.task_signal = MEMBER_OFFSET("task_struct", "signal");
-	off.task_thread_node = MEMBER_OFFSET("task_struct", "thread_node");
-	off.task_rss_stat = MEMBER_OFFSET("task_struct", "rss_stat");
-	off.signal_thread_head = MEMBER_OFFSET("signal_struct", "thread_head");
-	off.mm_rss_stat = MEMBER_OFFSET("mm_struct", "rss_stat");
-	off.mm_pgd = MEMBER_OFFSET("mm_struct", "pgd");
-	off.rss_events = MEMBER_OFFSET("task_rss_stat", "events");
-	off.rss_count = MEMBER_OFFSET("task_rss_stat", "count");
-	off.init = (off.task_tasks >= 0 && off.task_pid >= 0 && off.task_tgid >= 0 &&
-		    off.task_comm >= 0 && off.task_mm >= 0 && off.task_signal >= 0 &&
-		    off.task_thread_node >= 0 && off.signal_thread_head >= 0 &&
-		    off.mm_pgd >= 0) ? 1 : -1;
-	if (off.init < 0)
-		error(INFO, "pfscale: task_struct/signal_struct/mm_struct members not found\n");
-	return off.init > 0;
+	long o = MEMBER_OFFSET((char *)s, (char *)m);
+
+	return o >= 0 ? o : ANON_MEMBER_OFFSET((char *)s, (char *)m);
 }
+
+/* Record that the NEED_* groups in group lack what (the first lack is kept). */
+static void pfs_lack(int group, const char *what)
+{
+	int i;
+
+	for (i = 1; i <= NEED_COUNTERS; i <<= 1)
+		if ((i & group) && !(L.missing & i))
+			snprintf(L.missing_what[i], sizeof(L.missing_what[i]), "%s", what);
+	L.missing |= group;
+}
+
+struct pfs_member_desc {
+	long *off;
+	const char *s, *m;
+	int need;	/* the groups that cannot do without it; 0: optional */
+};
+
+/* What gdb prints for "p EXPR" (after "= "), into out; 0 if nothing. */
+static int pfs_gdb_print(const char *expr, char *out, int len)
+{
+	char cmd[128], line[BUFSIZE], *eq;
+	int ok = 0;
+
+	snprintf(cmd, sizeof(cmd), "p %s", expr);
+	open_tmpfile();
+	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
+		rewind(pc->tmpfile);
+		while (fgets(line, sizeof(line), pc->tmpfile))
+			if (line[0] == '$' && (eq = strstr(line, "= "))) {
+				snprintf(out, len, "%s", eq + 2);
+				out[strcspn(out, "\n")] = 0;
+				ok = 1;
+			}
+	}
+	close_tmpfile();
+	return ok;
+}
+
+/*
+ * An enumerator's value. crash's enumerator_value() refuses names that are
+ * also struct tags (maple_range_64): then ask gdb for it in decimal.
+ */
+static long pfs_enum(const char *name, int need)
+{
+	char expr[128], val[64];
+	long v;
+
+	if (enumerator_value((char *)name, &v))
+		return v;
+	snprintf(expr, sizeof(expr), "/d %s", name);
+	if (pfs_gdb_print(expr, val, sizeof(val)) && sscanf(val, "%ld", &v) == 1)
+		return v;
+	pfs_lack(need, name);
+	return -1;
+}
+
+/* A kernel table of small integers (mt_slots[]) into buf. */
+static void pfs_byte_table(const char *sym, unsigned char *buf, int len, int need)
+{
+	int n;
+
+	memset(buf, 0, len);
+	if (!symbol_exists((char *)sym) || (n = get_array_length((char *)sym, NULL, 0)) <= 0 ||
+	    n > len || !readmem(symbol_value((char *)sym), KVADDR, buf, n, (char *)sym,
+				RETURN_ON_ERROR | QUIET))
+		pfs_lack(need, sym);
+}
+
+/*
+ * The VMA flag values, by their names in the kernel's vmaflag_names[]
+ * (mm/debug.c, CONFIG_DEBUG_VM); without it include/linux/mm.h's values,
+ * which smaps' VmFlags show too and which have not changed since 2.6.
+ */
+static void pfs_vm_flags(void)
+{
+	long size = STRUCT_SIZE("trace_print_flags");
+	long mask = MEMBER_OFFSET("trace_print_flags", "mask");
+	long name = MEMBER_OFFSET("trace_print_flags", "name");
+	ulong base, v, p;
+	char buf[32];
+	int i, found = 0;
+
+	L.vm_read = 0x1, L.vm_write = 0x2, L.vm_exec = 0x4, L.vm_mayshare = 0x80;
+	L.vm_flags_source = "include/linux/mm.h";
+	if (!symbol_exists("vmaflag_names") || size <= 0 || mask < 0 || name < 0)
+		return;
+	base = symbol_value("vmaflag_names");
+	for (i = 0; i < 64; i++) {
+		if (!readmem(base + i * size + name, KVADDR, &p, sizeof(p), "vmaflag_names",
+			     RETURN_ON_ERROR | QUIET) || !p ||
+		    !readmem(base + i * size + mask, KVADDR, &v, sizeof(v), "vmaflag_names",
+			     RETURN_ON_ERROR | QUIET) ||
+		    !read_string(p, buf, sizeof(buf) - 1))
+			break;
+		if (!strcmp(buf, "read"))
+			L.vm_read = v, found++;
+		else if (!strcmp(buf, "write"))
+			L.vm_write = v, found++;
+		else if (!strcmp(buf, "exec"))
+			L.vm_exec = v, found++;
+		else if (!strcmp(buf, "mayshare"))
+			L.vm_mayshare = v, found++;
+	}
+	if (found == 4)
+		L.vm_flags_source = "vmaflag_names[]";
+	else
+		pfs_lack(NEED_VMA, "vmaflag_names[] read, write, exec, mayshare");
+}
+
+/*
+ * The swap types that are not swap files, allotted upwards from
+ * MAX_SWAPFILES as include/linux/swap.h does: hwpoison, 3 migration types,
+ * 4 device-private types, pte-marker, swapin-error (31), each only if
+ * configured. MAX_SWAPFILES is the length of swap_info[]; the options show
+ * as symbols. The same rule as decode.swap_kinds().
+ */
+static void pfs_swap_kinds(void)
+{
+	static const char *const mig[3] = { "migration-read", "migration-read-exclusive",
+					     "migration-write" };
+	static const char *const dev[4] = { "device-write", "device-read",
+					    "device-exclusive-write", "device-exclusive-read" };
+	int migration = symbol_exists("migrate_pages") ? 3 : 0;
+	int hwpoison = symbol_exists("memory_failure") ? 1 : 0;
+	int rest, device, t, i;
+
+	if (symbol_exists("swap_info")) {
+		L.max_swapfiles = get_array_length("swap_info", NULL, 0);
+		rest = 32 - L.max_swapfiles - 1 - migration - hwpoison;
+		device = rest >= 4 ? 4 : 0;
+	} else {
+		rest = symbol_exists("handle_pte_marker") ? 1 : 0;
+		device = 0;
+		L.max_swapfiles = 32 - 1 - rest - migration - hwpoison;
+	}
+	memset(L.swap_kind, 0, sizeof(L.swap_kind));
+	if (L.max_swapfiles <= 0 || rest < 0) {
+		pfs_lack(NEED_VMA, "MAX_SWAPFILES (swap_info[])");
+		return;
+	}
+	t = L.max_swapfiles;
+	for (i = 0; i < hwpoison; i++)
+		L.swap_kind[t++] = "hwpoison";
+	for (i = 0; i < migration; i++)
+		L.swap_kind[t++] = mig[i];
+	for (i = 0; i < device; i++)
+		L.swap_kind[t++] = dev[i];
+	for (i = 0; i < rest - device; i++)
+		L.swap_kind[t++] = "pte-marker";
+	L.swap_kind[31] = "swapin-error";
+}
+
+/* Fill the layout table once (per session: the vmlinux does not change). */
+static void pfs_layout_init(void)
+{
+	struct pfs_member_desc members[] = {
+		{ &L.task_tasks, "task_struct", "tasks", NEED_TASK },
+		{ &L.task_pid, "task_struct", "pid", NEED_TASK },
+		{ &L.task_tgid, "task_struct", "tgid", NEED_TASK },
+		{ &L.task_comm, "task_struct", "comm", NEED_TASK },
+		{ &L.task_mm, "task_struct", "mm", NEED_TASK },
+		{ &L.task_signal, "task_struct", "signal", NEED_TASK },
+		{ &L.task_thread_node, "task_struct", "thread_node", NEED_TASK },
+		{ &L.signal_thread_head, "signal_struct", "thread_head", NEED_TASK },
+		{ &L.mm_pgd, "mm_struct", "pgd", NEED_TASK },
+		{ &L.mm_users, "mm_struct", "mm_users", NEED_VMA },
+		{ &L.mm_count, "mm_struct", "mm_count", NEED_VMA },
+		{ &L.mm_map_count, "mm_struct", "map_count", NEED_VMA },
+		{ &L.mm_pgtables_bytes, "mm_struct", "pgtables_bytes", 0 },
+		{ &L.mm_brk, "mm_struct", "brk", NEED_VMA },
+		{ &L.mm_start_brk, "mm_struct", "start_brk", NEED_VMA },
+		{ &L.mm_start_stack, "mm_struct", "start_stack", NEED_VMA },
+		{ &L.mm_mt, "mm_struct", "mm_mt", NEED_VMA },
+		{ &L.mm_mmap_lock, "mm_struct", "mmap_lock", 0 },
+		{ &L.mm_page_table_lock, "mm_struct", "page_table_lock", 0 },
+		{ &L.rwsem_count, "rw_semaphore", "count", 0 },
+		{ &L.rwsem_owner, "rw_semaphore", "owner", 0 },
+		{ &L.spin_rlock, "spinlock", "rlock", 0 },
+		{ &L.raw_lock, "raw_spinlock", "raw_lock", 0 },
+		{ &L.qspin_val, "qspinlock", "val", 0 },
+		{ &L.raw_owner_cpu, "raw_spinlock", "owner_cpu", 0 },
+		{ &L.task_rss_stat, "task_struct", "rss_stat", NEED_RSS },
+		{ &L.trss_events, "task_rss_stat", "events", NEED_RSS },
+		{ &L.trss_count, "task_rss_stat", "count", NEED_RSS },
+		{ &L.mm_rss_stat, "mm_struct", "rss_stat", NEED_RSS },
+		{ &L.mrss_count, "mm_rss_stat", "count", NEED_RSS },
+		{ &L.mt_root, "maple_tree", "ma_root", NEED_VMA },
+		{ &L.mt_flags, "maple_tree", "ma_flags", NEED_VMA },
+		{ &L.r64_pivot, "maple_range_64", "pivot", NEED_VMA },
+		{ &L.r64_slot, "maple_range_64", "slot", NEED_VMA },
+		{ &L.a64_pivot, "maple_arange_64", "pivot", NEED_VMA },
+		{ &L.a64_slot, "maple_arange_64", "slot", NEED_VMA },
+		{ &L.vm_start, "vm_area_struct", "vm_start", NEED_VMA },
+		{ &L.vm_end, "vm_area_struct", "vm_end", NEED_VMA },
+		{ &L.vm_flags, "vm_area_struct", "vm_flags", NEED_VMA },
+		{ &L.vm_pgoff, "vm_area_struct", "vm_pgoff", NEED_VMA },
+		{ &L.vm_file, "vm_area_struct", "vm_file", NEED_VMA },
+		{ &L.vm_ops, "vm_area_struct", "vm_ops", NEED_VMA },
+		{ &L.vm_private, "vm_area_struct", "vm_private_data", 0 },
+		{ &L.vm_anon_vma, "vm_area_struct", "anon_vma", NEED_VMA },
+		{ &L.file_f_path, "file", "f_path", 0 },
+		{ &L.path_dentry, "path", "dentry", 0 },
+		{ &L.dentry_name, "dentry", "d_name", 0 },
+		{ &L.dentry_parent, "dentry", "d_parent", 0 },
+		{ &L.qstr_name, "qstr", "name", 0 },
+		{ &L.special_name, "vm_special_mapping", "name", 0 },
+		{ &L.desc_name, "pfscale_counter_desc", "name", NEED_COUNTERS },
+		{ &L.desc_site, "pfscale_counter_desc", "site", NEED_COUNTERS },
+		{ &L.desc_meaning, "pfscale_counter_desc", "meaning", NEED_COUNTERS },
+	};
+	char what[96];
+	int i;
+
+	memset(&L, 0, sizeof(L));
+	for (i = 0; i < (int)(sizeof(members) / sizeof(members[0])); i++) {
+		*members[i].off = pfs_member(members[i].s, members[i].m);
+		if (*members[i].off < 0 && members[i].need) {
+			snprintf(what, sizeof(what), "%s.%s", members[i].s, members[i].m);
+			pfs_lack(members[i].need, what);
+		}
+	}
+	L.node_size = STRUCT_SIZE("maple_node");
+	L.maple_dense = pfs_enum("maple_dense", NEED_VMA);
+	L.maple_leaf_64 = pfs_enum("maple_leaf_64", NEED_VMA);
+	L.maple_range_64 = pfs_enum("maple_range_64", NEED_VMA);
+	L.maple_arange_64 = pfs_enum("maple_arange_64", NEED_VMA);
+	pfs_byte_table("mt_slots", L.mt_slots, sizeof(L.mt_slots), NEED_VMA);
+	pfs_byte_table("mt_pivots", L.mt_pivots, sizeof(L.mt_pivots), NEED_VMA);
+	for (i = 0; i < PFS_NR_MM; i++)
+		L.mm_index[i] = pfs_enum(mm_enums[i], NEED_RSS);
+	L.nr_mm_counters = pfs_enum("NR_MM_COUNTERS", NEED_RSS);
+	for (i = 0; i < PFS_NR_MM; i++)
+		if (L.mm_index[i] < 0 || L.mm_index[i] >= L.nr_mm_counters ||
+		    L.nr_mm_counters > 64)	/* the readers' buffers hold 64 */
+			pfs_lack(NEED_RSS, "the MM counter enumerators");
+	pfs_vm_flags();
+	L.special_ops = symbol_exists("special_mapping_vmops") ?
+		symbol_value("special_mapping_vmops") : 0;
+	L.legacy_special_ops = symbol_exists("legacy_special_mapping_vmops") ?
+		symbol_value("legacy_special_mapping_vmops") : 0;
+	/* x86's [vsyscall]: not in the tree, but /proc/PID/maps lists it last. */
+	L.gate_vma = symbol_exists("gate_vma") ? symbol_value("gate_vma") : 0;
+	L.gate_ops = symbol_exists("gate_vma_ops") ? symbol_value("gate_vma_ops") : 0;
+	/* get_gate_vma() returns NULL with vsyscall=none: gdb names the value */
+	{
+		char mode[32] = "";
+
+		L.gate_listed = L.gate_vma && symbol_exists("vsyscall_mode") &&
+			pfs_gdb_print("vsyscall_mode", mode, sizeof(mode)) &&
+			strcmp(mode, "NONE");
+	}
+	L.levels = 4;
+	if (symbol_exists("__pgtable_l5_enabled")) {
+		uint l5 = 0;
+
+		readmem(symbol_value("__pgtable_l5_enabled"), KVADDR, &l5, sizeof(l5),
+			"__pgtable_l5_enabled", RETURN_ON_ERROR);
+		L.levels = l5 ? 5 : 4;
+	}
+	pfs_swap_kinds();
+	if (!symbol_exists("pfscale_counter_desc") || !symbol_exists("pfscale_counters"))
+		pfs_lack(NEED_COUNTERS, "pfscale_counter_desc");
+	L.desc_size = STRUCT_SIZE("pfscale_counter_desc");
+	L.nr_counters = 0;
+	if (symbol_exists("pfscale_nr_counters")) {
+		uint nr = 0;
+
+		readmem(symbol_value("pfscale_nr_counters"), KVADDR, &nr, sizeof(nr),
+			"pfscale_nr_counters", RETURN_ON_ERROR);
+		L.nr_counters = nr;
+	}
+	if (L.nr_counters <= 0 || L.nr_counters > PFS_MAX_COUNTERS || L.desc_size <= 0)
+		pfs_lack(NEED_COUNTERS, "pfscale_nr_counters");
+	L.init = 1;
+}
+
+/* The layout, with what cmd needs, or one error line (crash's FATAL). */
+static void pfs_need(int need)
+{
+	int i;
+
+	if (!L.init)
+		pfs_layout_init();
+	for (i = 1; i <= NEED_COUNTERS; i <<= 1) {
+		if (!(need & i & L.missing))
+			continue;
+		if (i == NEED_COUNTERS)
+			error(FATAL, "this kernel has no pfscale patches (no %s)\n",
+			      L.missing_what[i]);
+		error(FATAL, "this kernel lacks %s\n", L.missing_what[i]);
+	}
+}
+
+/* JSON output: strings escaped, keys as the gdb commands print them. */
+static void pfs_json_str(const char *s)
+{
+	fputc('"', fp);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+/* -j: the commands' one option; the rest are positional arguments. */
+static int pfs_options(int *json)
+{
+	int c;
+
+	*json = 0;
+	while ((c = getopt(argcnt, args, "j")) != EOF) {
+		if (c == 'j')
+			*json = 1;
+		else
+			argerrs++;
+	}
+	if (argerrs)
+		cmd_usage(pc->curcmd, SYNOPSIS);
+	return optind;
+}
+
+/* Tasks */
 
 struct pfs_task {
 	ulong task, mm;
@@ -71,14 +425,12 @@ struct pfs_task {
 static void pfs_read_task(ulong task, struct pfs_task *t)
 {
 	t->task = task;
-	readmem(task + off.task_pid, KVADDR, &t->pid, sizeof(int), "task_struct pid", FAULT_ON_ERROR);
-	readmem(task + off.task_tgid, KVADDR, &t->tgid, sizeof(int), "task_struct tgid", FAULT_ON_ERROR);
-	readmem(task + off.task_mm, KVADDR, &t->mm, sizeof(ulong), "task_struct mm", FAULT_ON_ERROR);
+	readmem(task + L.task_pid, KVADDR, &t->pid, sizeof(int), "task_struct pid", FAULT_ON_ERROR);
+	readmem(task + L.task_tgid, KVADDR, &t->tgid, sizeof(int), "task_struct tgid", FAULT_ON_ERROR);
+	readmem(task + L.task_mm, KVADDR, &t->mm, sizeof(ulong), "task_struct mm", FAULT_ON_ERROR);
 	memset(t->comm, 0, sizeof(t->comm));
-	readmem(task + off.task_comm, KVADDR, t->comm, TASK_COMM_LEN, "task_struct comm", FAULT_ON_ERROR);
+	readmem(task + L.task_comm, KVADDR, t->comm, TASK_COMM_LEN, "task_struct comm", FAULT_ON_ERROR);
 }
-
-#define PFS_MAX_TASKS 100000	/* a corrupt list must not loop forever */
 
 /*
  * Call fn for every task: each process on init_task.tasks (init_task
@@ -91,7 +443,7 @@ static int pfs_for_each_task(int (*fn)(struct pfs_task *, void *), void *arg)
 	struct pfs_task t;
 	int n = 0;
 
-	head = init_task + off.task_tasks;
+	head = init_task + L.task_tasks;
 	p = init_task;
 	do {
 		ulong sig, thead, tnext, leader = p;
@@ -99,14 +451,14 @@ static int pfs_for_each_task(int (*fn)(struct pfs_task *, void *), void *arg)
 		pfs_read_task(p, &t);
 		if (fn(&t, arg))
 			return 1;
-		readmem(p + off.task_signal, KVADDR, &sig, sizeof(ulong),
+		readmem(p + L.task_signal, KVADDR, &sig, sizeof(ulong),
 			"task_struct signal", FAULT_ON_ERROR);
 		if (sig) {
-			thead = sig + off.signal_thread_head;
+			thead = sig + L.signal_thread_head;
 			readmem(thead, KVADDR, &tnext, sizeof(ulong),
 				"signal_struct thread_head", FAULT_ON_ERROR);
 			while (tnext && tnext != thead && n++ < PFS_MAX_TASKS) {
-				ulong th = tnext - off.task_thread_node;
+				ulong th = tnext - L.task_thread_node;
 
 				if (th != leader) {
 					pfs_read_task(th, &t);
@@ -117,20 +469,36 @@ static int pfs_for_each_task(int (*fn)(struct pfs_task *, void *), void *arg)
 					"task_struct thread_node", FAULT_ON_ERROR);
 			}
 		}
-		readmem(p + off.task_tasks, KVADDR, &next, sizeof(ulong),
+		readmem(p + L.task_tasks, KVADDR, &next, sizeof(ulong),
 			"task_struct tasks", FAULT_ON_ERROR);
-		p = next - off.task_tasks;
+		p = next - L.task_tasks;
 	} while (next && next != head && n++ < PFS_MAX_TASKS);
 	return 0;
 }
 
-/* The pfscale patches add pfscale_counter_desc[]: without it, one line. */
-static int pfs_patched(const char *cmd)
+static int pfs_find_pid(struct pfs_task *t, void *arg)
 {
-	if (symbol_exists("pfscale_counter_desc") && symbol_exists("pfscale_counters"))
-		return 1;
-	fprintf(fp, "%s: this kernel has no pfscale patches (no pfscale_counter_desc symbol)\n", cmd);
-	return 0;
+	struct pfs_task *want = arg;
+
+	if (t->pid != want->pid)
+		return 0;
+	*want = *t;
+	return 1;
+}
+
+/* The user task with pid arg, or one error line. */
+static void pfs_lookup(char *arg, struct pfs_task *t)
+{
+	int err = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = (int)dtol(arg, RETURN_ON_ERROR | QUIET, &err);
+	if (err || !decimal(arg, 0))
+		error(FATAL, "not a pid: %s\n", arg);
+	if (!pfs_for_each_task(pfs_find_pid, t))
+		error(FATAL, "no task with pid %s\n", arg);
+	if (!t->mm)
+		error(FATAL, "pid %d (%s) is a kernel thread: no mm\n", t->pid, t->comm);
 }
 
 /* pfcounters */
@@ -138,12 +506,15 @@ static int pfs_patched(const char *cmd)
 char *help_pfcounters[] = {
 	"pfcounters",
 	"pfscale lost page-fault race counters, summed over CPUs",
-	" ",
+	"[-j]",
 	"  Prints one \"name value\" line per pfscale counter, the sum over every",
 	"  CPU of the per-CPU pfscale_counters, in the format of the guest's",
 	"  /sys/kernel/debug/pfscale/counters. The names are read from the",
 	"  kernel's pfscale_counter_desc[] in the dump, so they always match the",
 	"  kernel. On a kernel without the pfscale patches it says so.",
+	"    -j  one JSON object, as gdb's pf-counters --json: \"counters\"",
+	"        {NAME: TOTAL}, \"per_cpu\" {CPU: {NAME: VALUE}}, \"desc\"",
+	"        {NAME: {\"site\", \"meaning\"}}",
 	"\nEXAMPLE",
 	"  %s> pfcounters",
 	"  anon_fault_locked 1234",
@@ -152,55 +523,87 @@ char *help_pfcounters[] = {
 	NULL
 };
 
+static void pfs_desc_string(long i, long member, char *buf, int len)
+{
+	ulong p = 0;
+
+	buf[0] = 0;
+	if (member >= 0)
+		readmem(symbol_value("pfscale_counter_desc") + i * L.desc_size + member, KVADDR,
+			&p, sizeof(p), "pfscale_counter_desc", FAULT_ON_ERROR);
+	if (p)
+		read_string(p, buf, len - 1);
+}
+
 static void cmd_pfcounters(void)
 {
-	ulong base, desc, nameptr;
-	long dsize, dname, csize;
-	unsigned int nr = 0, i;
-	int cpu;
-	char name[128];
+	static char names[PFS_MAX_COUNTERS][64];
+	ulong base, *values;
+	long i;
+	int json, cpu, ncpus = kt->cpus;
 
-	if (argcnt != 1) {
+	if (pfs_options(&json) != argcnt)
 		cmd_usage(pc->curcmd, SYNOPSIS);
-		return;
-	}
-	if (!pfs_patched("pfcounters"))
-		return;
+	pfs_need(NEED_COUNTERS);
 	base = symbol_value("pfscale_counters");
-	desc = symbol_value("pfscale_counter_desc");
-	dsize = STRUCT_SIZE("pfscale_counter_desc");
-	dname = MEMBER_OFFSET("pfscale_counter_desc", "name");
-	csize = MEMBER_SIZE("pfscale_counters", "count");
-	if (symbol_exists("pfscale_nr_counters"))
-		readmem(symbol_value("pfscale_nr_counters"), KVADDR, &nr, sizeof(nr),
-			"pfscale_nr_counters", FAULT_ON_ERROR);
-	else if (csize > 0)
-		nr = csize / sizeof(ulong);
-	if (dsize <= 0 || dname < 0 || nr == 0 || nr > 1024) {
-		fprintf(fp, "pfcounters: cannot make out pfscale_counter_desc (nr %u)\n", nr);
-		return;
-	}
-	for (i = 0; i < nr; i++) {
-		ulong sum = 0, v;
-
-		readmem(desc + i * dsize + dname, KVADDR, &nameptr, sizeof(ulong),
-			"pfscale_counter_desc name", FAULT_ON_ERROR);
-		if (!nameptr || !read_string(nameptr, name, sizeof(name) - 1))
-			snprintf(name, sizeof(name), "counter%u", i);
-		for (cpu = 0; cpu < kt->cpus; cpu++) {
+	values = (ulong *)GETBUF(L.nr_counters * ncpus * sizeof(ulong));
+#define values(i, cpu) values[(i) * ncpus + (cpu)]
+	for (i = 0; i < L.nr_counters; i++) {
+		pfs_desc_string(i, L.desc_name, names[i], sizeof(names[i]));
+		if (!names[i][0])
+			snprintf(names[i], sizeof(names[i]), "counter%ld", i);
+		for (cpu = 0; cpu < ncpus; cpu++) {
 			ulong addr = base + i * sizeof(ulong);
 
 			if (kt->flags & PER_CPU_OFF)
 				addr += kt->__per_cpu_offset[cpu];
-			if (!readmem(addr, KVADDR, &v, sizeof(v), "pfscale_counters",
-				     RETURN_ON_ERROR)) {
-				error(INFO, "pfcounters: cannot read cpu %d's counter %s\n", cpu, name);
-				continue;
-			}
-			sum += v;
+			values(i, cpu) = 0;
+			if (!readmem(addr, KVADDR, &values(i, cpu), sizeof(ulong),
+				     "pfscale_counters", RETURN_ON_ERROR))
+				error(INFO, "cannot read cpu %d's counter %s\n", cpu, names[i]);
 		}
-		fprintf(fp, "%s %lu\n", name, sum);
 	}
+	if (!json) {
+		for (i = 0; i < L.nr_counters; i++) {
+			ulong sum = 0;
+
+			for (cpu = 0; cpu < ncpus; cpu++)
+				sum += values(i, cpu);
+			fprintf(fp, "%s %lu\n", names[i], sum);
+		}
+		FREEBUF(values);
+		return;
+	}
+	fprintf(fp, "{\"counters\": {");
+	for (i = 0; i < L.nr_counters; i++) {
+		ulong sum = 0;
+
+		for (cpu = 0; cpu < ncpus; cpu++)
+			sum += values(i, cpu);
+		fprintf(fp, "%s\"%s\": %lu", i ? ", " : "", names[i], sum);
+	}
+	fprintf(fp, "}, \"per_cpu\": {");
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		fprintf(fp, "%s\"%d\": {", cpu ? ", " : "", cpu);
+		for (i = 0; i < L.nr_counters; i++)
+			fprintf(fp, "%s\"%s\": %lu", i ? ", " : "", names[i], values(i, cpu));
+		fprintf(fp, "}");
+	}
+	fprintf(fp, "}, \"desc\": {");
+	for (i = 0; i < L.nr_counters; i++) {
+		char site[128], meaning[512];
+
+		pfs_desc_string(i, L.desc_site, site, sizeof(site));
+		pfs_desc_string(i, L.desc_meaning, meaning, sizeof(meaning));
+		fprintf(fp, "%s\"%s\": {\"site\": ", i ? ", " : "", names[i]);
+		pfs_json_str(site);
+		fprintf(fp, ", \"meaning\": ");
+		pfs_json_str(meaning);
+		fprintf(fp, "}");
+	}
+	fprintf(fp, "}}\n");
+	FREEBUF(values);
+#undef values
 }
 
 /* pfps */
@@ -208,12 +611,13 @@ static void cmd_pfcounters(void)
 char *help_pfps[] = {
 	"pfps",
 	"list tasks by walking the task list (works where ps does not)",
-	" ",
+	"[-j]",
 	"  Lists every task, one line each: PID, TGID, COMM, the task_struct and",
 	"  the mm_struct addresses (0 for kernel threads). It walks",
 	"  init_task.tasks and each thread group's signal->thread_head list",
 	"  itself, so it works on kernels whose task table crash cannot",
 	"  initialise (crash 8.0.2 on 6.1: ps shows only the idle tasks).",
+	"    -j  one JSON object {\"tasks\": [{\"pid\", \"tgid\", \"comm\", \"task\", \"mm\"}]}",
 	"\nEXAMPLE",
 	"  %s> pfps",
 	"      PID    TGID  COMM              TASK              MM",
@@ -222,228 +626,308 @@ char *help_pfps[] = {
 	NULL
 };
 
+struct pfps_ctx {
+	int json, n;
+};
+
 static int pfps_one(struct pfs_task *t, void *arg)
 {
-	(void)arg;
-	fprintf(fp, "%8d %7d  %-16s  %-16lx  %lx\n", t->pid, t->tgid, t->comm, t->task, t->mm);
+	struct pfps_ctx *c = arg;
+
+	if (!c->json) {
+		fprintf(fp, "%8d %7d  %-16s  %-16lx  %lx\n", t->pid, t->tgid, t->comm, t->task,
+			t->mm);
+		return 0;
+	}
+	fprintf(fp, "%s{\"pid\": %d, \"tgid\": %d, \"comm\": ", c->n++ ? ", " : "", t->pid,
+		t->tgid);
+	pfs_json_str(t->comm);
+	fprintf(fp, ", \"task\": \"0x%lx\", \"mm\": \"0x%lx\"}", t->task, t->mm);
 	return 0;
 }
 
 static void cmd_pfps(void)
 {
-	if (argcnt != 1) {
+	struct pfps_ctx c = { 0, 0 };
+
+	if (pfs_options(&c.json) != argcnt)
 		cmd_usage(pc->curcmd, SYNOPSIS);
-		return;
-	}
-	if (!pfs_offsets())
-		return;
-	fprintf(fp, "%8s %7s  %-16s  %-16s  %s\n", "PID", "TGID", "COMM", "TASK", "MM");
-	pfs_for_each_task(pfps_one, NULL);
+	pfs_need(NEED_TASK);
+	if (c.json)
+		fprintf(fp, "{\"tasks\": [");
+	else
+		fprintf(fp, "%8s %7s  %-16s  %-16s  %s\n", "PID", "TGID", "COMM", "TASK", "MM");
+	pfs_for_each_task(pfps_one, &c);
+	if (c.json)
+		fprintf(fp, "]}\n");
 }
 
-/* pfrss */
+/* pfrss: the split rss of an mm (the same report as gdb's pf-rss) */
 
 char *help_pfrss[] = {
 	"pfrss",
 	"split RSS of a process: per-thread deltas, mm counters, rss_mm, rss_split",
-	"pid",
+	"[-j] pid",
 	"  Finds the task with this pid (any thread's), then every task using",
 	"  the same mm, and prints, as the guest's /sys/kernel/debug/pfscale/rss",
 	"  does (without its page-table scan):",
-	"    thread TID events E file F anon A swap S shmem H",
+	"    thread TID events E filepages F anonpages A swapents S shmempages H",
 	"                   each thread's unsynced task->rss_stat delta",
 	"    threads N      how many tasks use the mm",
 	"    mm ...         the mm_struct's rss_stat counters (what /proc shows)",
 	"    split ...      those plus every thread's delta",
-	"    rss_mm N       file + anon + shmem of the mm counters",
-	"    rss_split N    file + anon + shmem of the split sums",
-	"  An unknown pid, or a kernel thread, gets one line saying so.",
+	"    rss_mm N       filepages + anonpages + shmempages of the mm counters",
+	"    rss_split N    the same of the split sums",
+	"  The counter indexes are the kernel's MM_* enumerators. An unknown pid,",
+	"  or a kernel thread, gets one line saying so.",
+	"    -j  one JSON object with the keys of gdb's pf-rss --json: pid, tgid,",
+	"        comm, mm, threads [{pid, comm, events, delta}], mm_counters,",
+	"        delta_sum, split_counters, rss_mm, rss_split",
 	"\nEXAMPLE",
 	"  %s> pfrss 70",
 	"  pid 70",
 	"  comm t_rss",
-	"  thread 70 events 3 file 0 anon 2 swap 0 shmem 0",
+	"  thread 70 events 3 filepages 0 anonpages 2 swapents 0 shmempages 0",
 	"  threads 1",
-	"  mm file 301 anon 40 swap 0 shmem 0",
-	"  split file 301 anon 42 swap 0 shmem 0",
+	"  mm filepages 301 anonpages 40 swapents 0 shmempages 0",
+	"  split filepages 301 anonpages 42 swapents 0 shmempages 0",
 	"  rss_mm 341",
 	"  rss_split 343",
 	NULL
 };
 
-struct pfs_find {
-	int pid;
-	struct pfs_task found;
-	int ok;
-};
-
-static int pfs_find_pid(struct pfs_task *t, void *arg)
-{
-	struct pfs_find *f = arg;
-
-	if (t->pid != f->pid)
-		return 0;
-	f->found = *t;
-	f->ok = 1;
-	return 1;
-}
+#define PFS_MAX_THREADS 4096
 
 struct pfs_rss {
-	ulong mm;
-	int threads;
-	long split[PFS_MM_COUNTERS];
+	struct pfs_task who;
+	long mm[PFS_NR_MM], delta[PFS_NR_MM];
+	int nthreads;
+	struct pfs_thread {
+		int pid, events;
+		char comm[TASK_COMM_LEN + 1];
+		long delta[PFS_NR_MM];
+	} *threads;
+	long rss_mm, rss_split;
 };
 
-static int pfrss_one(struct pfs_task *t, void *arg)
+static int pfs_rss_thread(struct pfs_task *t, void *arg)
 {
 	struct pfs_rss *r = arg;
-	int events, count[PFS_MM_COUNTERS], i;
+	struct pfs_thread *th;
+	int count[64], i;
 
-	if (t->mm != r->mm)
+	if (t->mm != r->who.mm || r->nthreads >= PFS_MAX_THREADS)
 		return 0;
-	r->threads++;
-	readmem(t->task + off.task_rss_stat + off.rss_events, KVADDR, &events,
+	th = &r->threads[r->nthreads++];
+	th->pid = t->pid;
+	strcpy(th->comm, t->comm);
+	readmem(t->task + L.task_rss_stat + L.trss_events, KVADDR, &th->events,
 		sizeof(int), "task_struct rss_stat.events", FAULT_ON_ERROR);
-	readmem(t->task + off.task_rss_stat + off.rss_count, KVADDR, count,
-		sizeof(count), "task_struct rss_stat.count", FAULT_ON_ERROR);
-	fprintf(fp, "thread %d events %d", t->pid, events);
-	for (i = 0; i < PFS_MM_COUNTERS; i++) {
-		r->split[i] += count[i];
-		fprintf(fp, " %s %d", rss_names[i], count[i]);
+	readmem(t->task + L.task_rss_stat + L.trss_count, KVADDR, count,
+		L.nr_mm_counters * sizeof(int), "task_struct rss_stat.count", FAULT_ON_ERROR);
+	for (i = 0; i < PFS_NR_MM; i++) {
+		th->delta[i] = count[L.mm_index[i]];
+		r->delta[i] += th->delta[i];
 	}
-	fprintf(fp, "\n");
 	return 0;
 }
 
-static int pfs_lookup(char *arg, struct pfs_find *f, const char *cmd)
+/* Read the split rss of t's mm into r (r->threads: PFS_MAX_THREADS). */
+static void pfs_rss_read(struct pfs_task *t, struct pfs_rss *r)
 {
-	int err = 0;
+	long mmc[64];
+	int i;
 
-	f->ok = 0;
-	f->pid = (int)dtol(arg, RETURN_ON_ERROR | QUIET, &err);
-	if (err || !decimal(arg, 0)) {
-		fprintf(fp, "%s: not a pid: %s\n", cmd, arg);
-		return 0;
+	r->who = *t;
+	r->nthreads = 0;
+	memset(r->delta, 0, sizeof(r->delta));
+	/* mm_struct.rss_stat.count[] is atomic_long_t: one long each. */
+	readmem(t->mm + L.mm_rss_stat + L.mrss_count, KVADDR, mmc,
+		L.nr_mm_counters * sizeof(long), "mm_struct rss_stat", FAULT_ON_ERROR);
+	for (i = 0; i < PFS_NR_MM; i++)
+		r->mm[i] = mmc[L.mm_index[i]];
+	pfs_for_each_task(pfs_rss_thread, r);
+	r->rss_mm = r->rss_split = 0;
+	for (i = 0; i < PFS_NR_MM; i++) {
+		if (!strcmp(mm_names[i], "swapents"))
+			continue;	/* not RSS (get_mm_rss()) */
+		r->rss_mm += r->mm[i];
+		r->rss_split += r->mm[i] + r->delta[i];
 	}
-	pfs_for_each_task(pfs_find_pid, f);
-	if (!f->ok) {
-		fprintf(fp, "%s: no task with pid %d\n", cmd, f->pid);
-		return 0;
+}
+
+static void pfs_json_counts(const char *key, const long *a, const long *b)
+{
+	int i;
+
+	fprintf(fp, "\"%s\": {", key);
+	for (i = 0; i < PFS_NR_MM; i++)
+		fprintf(fp, "%s\"%s\": %ld", i ? ", " : "", mm_names[i], a[i] + (b ? b[i] : 0));
+	fprintf(fp, "}");
+}
+
+/* "threads": [...], as gdb's pf-rss and pf-mm print it. */
+static void pfs_threads_json(struct pfs_rss *r)
+{
+	int i, k;
+
+	fprintf(fp, "\"threads\": [");
+	for (i = 0; i < r->nthreads; i++) {
+		struct pfs_thread *th = &r->threads[i];
+
+		fprintf(fp, "%s{\"pid\": %d, \"comm\": ", i ? ", " : "", th->pid);
+		pfs_json_str(th->comm);
+		fprintf(fp, ", \"events\": %d, \"delta\": {", th->events);
+		for (k = 0; k < PFS_NR_MM; k++)
+			fprintf(fp, "%s\"%s\": %ld", k ? ", " : "", mm_names[k], th->delta[k]);
+		fprintf(fp, "}}");
 	}
-	if (!f->found.mm) {
-		fprintf(fp, "%s: pid %d (%s) is a kernel thread: no mm\n", cmd, f->pid, f->found.comm);
-		return 0;
-	}
-	return 1;
+	fprintf(fp, "]");
+}
+
+/* The keys of gdb's pf-rss --json after "mm" (threads, ... rss_split). */
+static void pfs_rss_json_body(struct pfs_rss *r)
+{
+	pfs_threads_json(r);
+	fprintf(fp, ", ");
+	pfs_json_counts("mm_counters", r->mm, NULL);
+	fprintf(fp, ", ");
+	pfs_json_counts("delta_sum", r->delta, NULL);
+	fprintf(fp, ", ");
+	pfs_json_counts("split_counters", r->mm, r->delta);
+	fprintf(fp, ", \"rss_mm\": %ld, \"rss_split\": %ld", r->rss_mm, r->rss_split);
 }
 
 static void cmd_pfrss(void)
 {
-	struct pfs_find f;
+	struct pfs_task t;
 	struct pfs_rss r;
-	long mmc[PFS_MM_COUNTERS], rss_mm = 0, rss_split = 0;
-	int i;
+	int json, i, k;
 
-	if (argcnt != 2) {
+	if (pfs_options(&json) != argcnt - 1)
 		cmd_usage(pc->curcmd, SYNOPSIS);
+	pfs_need(NEED_TASK | NEED_RSS);
+	pfs_lookup(args[optind], &t);
+	r.threads = (struct pfs_thread *)GETBUF(PFS_MAX_THREADS * sizeof(*r.threads));
+	pfs_rss_read(&t, &r);
+	if (json) {
+		fprintf(fp, "{\"pid\": %d, \"tgid\": %d, \"comm\": ", t.pid, t.tgid);
+		pfs_json_str(t.comm);
+		fprintf(fp, ", \"mm\": \"0x%lx\", ", t.mm);
+		pfs_rss_json_body(&r);
+		fprintf(fp, "}\n");
+		FREEBUF(r.threads);
 		return;
 	}
-	if (!pfs_offsets())
-		return;
-	if (off.task_rss_stat < 0 || off.rss_events < 0 || off.rss_count < 0 || off.mm_rss_stat < 0) {
-		fprintf(fp, "pfrss: this kernel has no split RSS counting (task_struct.rss_stat)\n");
-		return;
+	fprintf(fp, "pid %d\ncomm %s\n", t.pid, t.comm);
+	for (i = 0; i < r.nthreads; i++) {
+		fprintf(fp, "thread %d events %d", r.threads[i].pid, r.threads[i].events);
+		for (k = 0; k < PFS_NR_MM; k++)
+			fprintf(fp, " %s %ld", mm_names[k], r.threads[i].delta[k]);
+		fprintf(fp, "\n");
 	}
-	if (!pfs_lookup(args[1], &f, "pfrss"))
-		return;
-	fprintf(fp, "pid %d\ncomm %s\n", f.found.pid, f.found.comm);
-	/* mm_struct.rss_stat.count[] is atomic_long_t: one long each. */
-	readmem(f.found.mm + off.mm_rss_stat, KVADDR, mmc, sizeof(mmc),
-		"mm_struct rss_stat", FAULT_ON_ERROR);
-	memset(&r, 0, sizeof(r));
-	r.mm = f.found.mm;
-	for (i = 0; i < PFS_MM_COUNTERS; i++)
-		r.split[i] = mmc[i];
-	pfs_for_each_task(pfrss_one, &r);
-	fprintf(fp, "threads %d\nmm", r.threads);
-	for (i = 0; i < PFS_MM_COUNTERS; i++)
-		fprintf(fp, " %s %ld", rss_names[i], mmc[i]);
+	fprintf(fp, "threads %d\nmm", r.nthreads);
+	for (k = 0; k < PFS_NR_MM; k++)
+		fprintf(fp, " %s %ld", mm_names[k], r.mm[k]);
 	fprintf(fp, "\nsplit");
-	for (i = 0; i < PFS_MM_COUNTERS; i++)
-		fprintf(fp, " %s %ld", rss_names[i], r.split[i]);
-	for (i = 0; i < PFS_MM_COUNTERS; i++) {
-		if (i == PFS_MM_SWAPENTS)
-			continue;
-		rss_mm += mmc[i];
-		rss_split += r.split[i];
-	}
-	fprintf(fp, "\nrss_mm %ld\nrss_split %ld\n", rss_mm, rss_split);
+	for (k = 0; k < PFS_NR_MM; k++)
+		fprintf(fp, " %s %ld", mm_names[k], r.mm[k] + r.delta[k]);
+	fprintf(fp, "\nrss_mm %ld\nrss_split %ld\n", r.rss_mm, r.rss_split);
+	FREEBUF(r.threads);
 }
 
-/* pfpte */
+/* pfpte: the present runs of a range (the same report as gdb's pf-range) */
 
 char *help_pfpte[] = {
 	"pfpte",
 	"present page runs of a process's user page tables",
-	"pid start end",
+	"[-j] pid start end",
 	"  Walks the x86_64 page tables of pid's mm from mm->pgd, with physical",
 	"  reads, over the user addresses [start, end) (hex): 4 levels, or 5 when",
 	"  the kernel's __pgtable_l5_enabled (CONFIG_X86_5LEVEL) is set, and",
-	"  prints each run of virtually contiguous present pages:",
-	"    START-END pages N",
-	"  then the total. Huge PMD/PUD mappings count as their 4k pages. Then",
-	"  the non-present, non-none PTEs: \"swapped N\", swap entries of swap",
-	"  files, and \"other_nonpresent N\": protnone PTEs and swap-format",
-	"  entries of the other types (migration, PTE markers such as a PTE",
-	"  parked by the pfscale atomic path, hwpoison, swapin errors). It",
-	"  does not need crash's task table (vtop -u does, and fails on 6.1).",
+	"  prints each run of present pages, contiguous both virtually and in",
+	"  PFN (PROT_NONE pages are present, as pte_present() says):",
+	"    START-END pfn FIRST-LAST pages N [2M xK]",
+	"  then the total, and the PTEs that are neither present nor none by",
+	"  kind (swap entries of swap files, migration, pte-marker such as a PTE",
+	"  parked by the pfscale atomic path, hwpoison, device, swapin-error):",
+	"    total N",
+	"    not_present KIND N",
+	"  It does not need crash's task table (vtop -u does, and fails on 6.1).",
+	"    -j  one JSON object with the keys of gdb's pf-range --json: pid,",
+	"        start, end, levels, runs [{start, end, pfn, pages, leaves,",
+	"        special (its _PAGE_SPECIAL pages: the zero page, PFN maps)}],",
+	"        present_pages, not_present {KIND: N}",
 	"\nEXAMPLE",
 	"  %s> pfpte 70 400000 500000",
-	"  400000-403000 pages 3",
+	"  400000-403000 pfn 3c0a1-3c0a3 pages 3",
 	"  total 3",
-	"  swapped 0",
-	"  other_nonpresent 0",
 	NULL
 };
 
 #define PFS_PRESENT	0x1UL
 #define PFS_PSE		0x80UL
-#define PFS_PROTNONE	0x100UL
+#define PFS_PROTNONE	0x100UL	/* with PRESENT clear: a PROT_NONE page */
+#define PFS_SPECIAL	0x200UL	/* no struct page (zero page, PFN map): not RSS */
 #define PFS_SWP_TYPE_SHIFT	59	/* x86-64 swap PTE: type in bits 59-63 */
 #define PFS_ADDR_MASK	0x000ffffffffff000UL
 
-static ulong run_start, run_end, run_total, nr_swapped, nr_other;
+/* A page-table walk: its output state, instead of file-scope globals. */
+struct pfs_walk {
+	int json, nruns;
+	ulong run_start, run_end, run_pfn, total;
+	long leaves[3];			/* 4K, 2M, 1G leaves of the current run */
+	long special;			/* its _PAGE_SPECIAL ptes (no struct page) */
+	long not_present[33];		/* by swap type; [32]: none such */
+};
 
-/* MAX_SWAPFILES: swap types below it are swap files (32 without swap). */
-static ulong pfs_max_swapfiles(void)
+static const char *pfs_leaf_names[3] = { "4K", "2M", "1G" };
+
+static void pfs_run_flush(struct pfs_walk *w)
 {
-	long n = symbol_exists("swap_info") ?
-		get_array_length("swap_info", NULL, 0) : 0;
+	ulong pages = (w->run_end - w->run_start) >> PFS_PAGE_SHIFT;
+	int i, n = 0;
 
-	return n > 0 ? n : 32;
-}
-
-/* Count a non-present, non-none PTE: a swap entry or another kind. */
-static void pfpte_nonpresent(ulong e, ulong max_swapfiles)
-{
-	if (!(e & PFS_PROTNONE) && (e >> PFS_SWP_TYPE_SHIFT) < max_swapfiles)
-		nr_swapped++;
-	else
-		nr_other++;
-}
-
-static void pfpte_present(ulong va, ulong len)
-{
-	if (run_end && va == run_end) {
-		run_end += len;
+	if (!w->run_end)
+		return;
+	if (w->json) {
+		fprintf(fp, "%s{\"start\": \"0x%lx\", \"end\": \"0x%lx\", \"pfn\": %lu, "
+			"\"pages\": %lu, \"leaves\": {", w->nruns ? ", " : "", w->run_start,
+			w->run_end, w->run_pfn, pages);
+		for (i = 0; i < 3; i++)
+			if (w->leaves[i])
+				fprintf(fp, "%s\"%s\": %ld", n++ ? ", " : "", pfs_leaf_names[i],
+					w->leaves[i]);
+		fprintf(fp, "}, \"special\": %ld}", w->special);
 	} else {
-		if (run_end)
-			fprintf(fp, "%lx-%lx pages %lu\n", run_start, run_end,
-				(run_end - run_start) >> 12);
-		run_start = va;
-		run_end = va + len;
+		fprintf(fp, "%lx-%lx pfn %lx-%lx pages %lu", w->run_start, w->run_end, w->run_pfn,
+			w->run_pfn + pages - 1, pages);
+		for (i = 2; i > 0; i--)
+			if (w->leaves[i])
+				fprintf(fp, "%s%s x%ld", n++ ? ", " : " ", pfs_leaf_names[i],
+					w->leaves[i]);
+		fprintf(fp, "\n");
 	}
-	run_total += len >> 12;
+	w->nruns++;
+}
+
+/* A present leaf of len bytes at va mapping pfn (level: 0 4K, 1 2M, 2 1G). */
+static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int level,
+			int special)
+{
+	if (!w->run_end || va != w->run_end ||
+	    pfn != w->run_pfn + ((w->run_end - w->run_start) >> PFS_PAGE_SHIFT)) {
+		pfs_run_flush(w);
+		w->run_start = va;
+		w->run_end = va;
+		w->run_pfn = pfn;
+		memset(w->leaves, 0, sizeof(w->leaves));
+		w->special = 0;
+	}
+	w->special += special;
+	w->run_end += len;
+	w->leaves[level]++;
+	w->total += len >> PFS_PAGE_SHIFT;
 }
 
 static int pfs_entry(ulong table_pa, int idx, ulong *e)
@@ -452,115 +936,153 @@ static int pfs_entry(ulong table_pa, int idx, ulong *e)
 		       "page table entry", RETURN_ON_ERROR);
 }
 
-/* 5 if the kernel runs 5-level paging, else 4 (no CONFIG_X86_5LEVEL: 4). */
-static int pfs_paging_levels(void)
+static void pfs_walk_range(struct pfs_walk *w, ulong pgd, ulong start, ulong end)
 {
-	uint l5 = 0;
-
-	if (symbol_exists("__pgtable_l5_enabled"))
-		readmem(symbol_value("__pgtable_l5_enabled"), KVADDR, &l5,
-			sizeof(l5), "__pgtable_l5_enabled", RETURN_ON_ERROR);
-	return l5 ? 5 : 4;
-}
-
-static void cmd_pfpte(void)
-{
-	struct pfs_find f;
-	ulong start, end, pgd, va;
-	int err = 0, levels = pfs_paging_levels();
-	ulong max_swapfiles = pfs_max_swapfiles();
 	static const int shift5[5] = { 48, 39, 30, 21, 12 };
-	const int *shift = levels == 5 ? shift5 : shift5 + 1;
+	const int *shift = L.levels == 5 ? shift5 : shift5 + 1;
+	ulong va = start & ~(PFS_PAGE_SIZE - 1);
 
-	if (argcnt != 4) {
-		cmd_usage(pc->curcmd, SYNOPSIS);
-		return;
-	}
-	if (!pfs_offsets())
-		return;
-	start = htol(args[2], RETURN_ON_ERROR | QUIET, &err);
-	if (!err)
-		end = htol(args[3], RETURN_ON_ERROR | QUIET, &err);
-	if (err || start >= end || end > (1UL << (levels == 5 ? 56 : 47))) {
-		fprintf(fp, "pfpte: bad range %s %s (hex user addresses, start < end)\n",
-			args[2], args[3]);
-		return;
-	}
-	if (!pfs_lookup(args[1], &f, "pfpte"))
-		return;
-	readmem(f.found.mm + off.mm_pgd, KVADDR, &pgd, sizeof(ulong), "mm_struct pgd", FAULT_ON_ERROR);
-	run_start = run_end = run_total = nr_swapped = nr_other = 0;
-	va = start & ~0xfffUL;
 	while (va < end) {
 		ulong table = VTOP(pgd), e = 0;
 		int level;
 
-		for (level = 0; level < levels; level++) {
+		for (level = 0; level < L.levels; level++) {
 			ulong size = 1UL << shift[level];
-			int idx = (va >> shift[level]) & 511;
+			int idx = (va >> shift[level]) & 511, last = level == L.levels - 1;
 			int read = pfs_entry(table, idx, &e);
 
-			if (!read || !(e & PFS_PRESENT)) {
-				if (read && level == levels - 1 && e)
-					pfpte_nonpresent(e, max_swapfiles);
+			if (!read || !(e & (PFS_PRESENT | PFS_PROTNONE))) {
+				if (read && last && e)
+					w->not_present[e >> PFS_SWP_TYPE_SHIFT]++;
 				va = (va & ~(size - 1)) + size;
 				break;
 			}
-			if (level == levels - 1 ||
-			    (level >= levels - 3 && (e & PFS_PSE))) {
+			if (last || (level >= L.levels - 3 && (e & PFS_PSE))) {
 				ulong next = (va & ~(size - 1)) + size;
+				/* a PROT_NONE entry keeps its PFN inverted (L1TF) */
+				ulong pfnbits = e & PFS_PRESENT ? e : ~e;
+				ulong pa = (pfnbits & PFS_ADDR_MASK & ~(size - 1)) + (va & (size - 1));
 
 				if (next > end)
 					next = end;
-				pfpte_present(va, next - va);
+				pfs_run_add(w, va, pa >> PFS_PAGE_SHIFT, next - va,
+					    L.levels - 1 - level, last && (e & PFS_SPECIAL));
 				va = next;
 				break;
 			}
 			table = e & PFS_ADDR_MASK;
 		}
 	}
-	if (run_end)
-		fprintf(fp, "%lx-%lx pages %lu\n", run_start, run_end, (run_end - run_start) >> 12);
-	fprintf(fp, "total %lu\nswapped %lu\nother_nonpresent %lu\n", run_total,
-		nr_swapped, nr_other);
+	pfs_run_flush(w);
 }
 
-/* pfvma */
+/* The not-present counts by kind ("swap" for the swap files' types). */
+static void pfs_not_present(struct pfs_walk *w)
+{
+	const char *kinds[33];
+	long counts[33];
+	int t, k, n = 0;
+
+	for (t = 0; t < 32; t++) {
+		const char *kind = L.swap_kind[t] ? L.swap_kind[t] : "swap";
+
+		if (!w->not_present[t])
+			continue;
+		for (k = 0; k < n && strcmp(kinds[k], kind); k++)
+			;
+		if (k == n) {
+			kinds[n] = kind;
+			counts[n++] = 0;
+		}
+		counts[k] += w->not_present[t];
+	}
+	if (w->json)
+		fprintf(fp, "\"not_present\": {");
+	for (k = 0; k < n; k++) {
+		if (w->json)
+			fprintf(fp, "%s\"%s\": %ld", k ? ", " : "", kinds[k], counts[k]);
+		else
+			fprintf(fp, "not_present %s %ld\n", kinds[k], counts[k]);
+	}
+	if (w->json)
+		fprintf(fp, "}");
+}
+
+static void cmd_pfpte(void)
+{
+	struct pfs_task t;
+	struct pfs_walk w;
+	ulong start, end = 0, pgd;
+	int err = 0, json;
+
+	if (pfs_options(&json) != argcnt - 3)
+		cmd_usage(pc->curcmd, SYNOPSIS);
+	pfs_need(NEED_TASK);
+	start = htol(args[optind + 1], RETURN_ON_ERROR | QUIET, &err);
+	if (!err)
+		end = htol(args[optind + 2], RETURN_ON_ERROR | QUIET, &err);
+	if (err || start >= end || end > (1UL << (L.levels == 5 ? 56 : 47)))
+		error(FATAL, "bad range %s %s (hex user addresses, start < end)\n",
+		      args[optind + 1], args[optind + 2]);
+	pfs_lookup(args[optind], &t);
+	readmem(t.mm + L.mm_pgd, KVADDR, &pgd, sizeof(ulong), "mm_struct pgd", FAULT_ON_ERROR);
+	memset(&w, 0, sizeof(w));
+	w.json = json;
+	if (json)
+		fprintf(fp, "{\"pid\": %d, \"start\": \"0x%lx\", \"end\": \"0x%lx\", "
+			"\"levels\": %d, \"runs\": [", t.pid, start, end, L.levels);
+	pfs_walk_range(&w, pgd, start, end);
+	if (json) {
+		fprintf(fp, "], \"present_pages\": %lu, ", w.total);
+		pfs_not_present(&w);
+		fprintf(fp, "}\n");
+	} else {
+		fprintf(fp, "total %lu\n", w.total);
+		pfs_not_present(&w);
+	}
+}
+
+/* pfvma: the mm and its VMAs (the same report as gdb's pf-mm) */
 
 char *help_pfvma[] = {
 	"pfvma",
-	"a process's VMAs, read from its mm->mm_mt maple tree",
-	"pid",
+	"a process's mm and VMAs, read from its mm->mm_mt maple tree",
+	"[-j] pid",
 	"  Finds the task with this pid and walks its mm's maple tree (mm->mm_mt)",
 	"  from the root node itself: crash 8.0.2 has no maple tree support, and",
 	"  6.1 keeps the VMAs only there (no mm->mmap list). One line per VMA,",
 	"  in address order, with the columns of /proc/PID/maps first:",
 	"    START-END          the VMA's [vm_start, vm_end)",
-	"    PERMS              rwx and p (private) or s (VM_MAYSHARE)",
-	"    PGOFF              vm_pgoff in bytes (0 for anonymous VMAs, as /proc)",
+	"    PERMS              rwx, then s (VM_MAYSHARE) or p, as /proc/PID/maps",
+	"    PGOFF              vm_pgoff in bytes for a file VMA, else 0, as /proc",
 	"    KIND               file, anon, special (vdso, vvar) or gate (vsyscall)",
 	"    VMA                the vm_area_struct",
-	"    NAME               the file's dentry name, [heap], [stack], [vdso] ...",
+	"    NAME               the file's path up to its filesystem's root,",
+	"                       [heap], [stack], [vdso] ...",
 	"  The header line gives the tree's height and node count; a tree entry",
 	"  whose range disagrees with its VMA's vm_start/vm_end is flagged \"!!\".",
 	"  As /proc/PID/maps, the list ends with x86's [vsyscall] gate VMA, which",
-	"  is not in the tree (and not in the header's count).",
+	"  is not in the tree (and not in the header's count). Node geometry comes",
+	"  from the kernel's mt_slots[]/mt_pivots[] and enum maple_type.",
+	"    -j  one JSON object with the keys of gdb's pf-mm --json: pid, tgid,",
+	"        comm, mm, pgd, mm_users, mm_count, map_count, pgtables_bytes,",
+	"        vm_flags_source, mmap_lock {count, state, flags, owner,",
+	"        owner_task}, page_table_lock {val, state, owner_cpu}, rss,",
+	"        threads, vmas",
+	"        [{vma, start, end, perms, flags, pgoff, kind, anon_vma, name}];",
+	"        and maple_height, maple_nodes, inconsistencies",
 	"\nEXAMPLE",
 	"  %s> pfvma 58",
 	"  pid 58 (h_crash_maps) mm ffff888000b58580: 253 vmas, maple tree height 3, 21 nodes",
 	"  START-END                  PERMS  PGOFF     KIND     VMA               NAME",
-	"  00400000-00401000          r--p   00000000  file     ffff888000318500  h_crash_maps",
-	"  00401000-0047b000          r-xp   00001000  file     ffff888000318580  h_crash_maps",
-	"  ...",
-	"  17541000-17563000          rw-p   00000000  anon     ffff888000318800  [heap]",
-	"  7fb0fb973000-7fb0fb975000  rw-s   00000000  file     ffff888000bd1900  dev/zero",
+	"  00400000-00401000          r--p   00000000  file     ffff888000318500  /pfscale/bin/h_crash_maps",
 	"  ...",
 	"  7ffc8a57e000-7ffc8a57f000  r-xp   00000000  special  ffff888000318980  [vdso]",
 	"  ffffffffff600000-ffffffffff601000  --xp   00000000  gate     ffffffff8191b000  [vsyscall]",
 	NULL
 };
 
-/* lib/maple_tree.c's encoding of a node pointer ("enode"). */
+/* lib/maple_tree.c's encoding of a node pointer ("enode"): #defines, not in the debug info. */
 #define PFS_MAPLE_NODE_MASK	255UL	/* low bits of an enode: type and flags */
 #define PFS_MAPLE_TYPE_SHIFT	3
 #define PFS_MAPLE_TYPE_MASK	0x0f
@@ -569,115 +1091,83 @@ char *help_pfvma[] = {
 #define PFS_MAPLE_HEIGHT_MAX	31
 #define PFS_MT_HEIGHT_OFFSET	2	/* MT_FLAGS_HEIGHT_OFFSET */
 #define PFS_MT_HEIGHT_MASK	0x7c	/* MT_FLAGS_HEIGHT_MASK */
-enum { pfs_maple_dense, pfs_maple_leaf_64, pfs_maple_range_64, pfs_maple_arange_64 };
-#define PFS_MAPLE_NODE_SIZE	256
-#define PFS_RANGE64_SLOTS	16
-#define PFS_ARANGE64_SLOTS	10
-#define PFS_MAX_VMAS		1000000
 
-/* VMA flags, as include/linux/mm.h */
-#define PFS_VM_READ	0x1UL
-#define PFS_VM_WRITE	0x2UL
-#define PFS_VM_EXEC	0x4UL
-#define PFS_VM_MAYSHARE	0x80UL
-
-static struct {
-	int init;
-	long mm_mt, mt_root, mt_flags, r64_pivot, r64_slot, a64_pivot, a64_slot,
-		vm_start, vm_end, vm_flags, vm_pgoff, vm_file, vm_ops, vm_private,
-		file_dentry, dentry_name, qstr_name, mm_brk, mm_start_brk, mm_start_stack,
-		special_name;
-	ulong special_ops, legacy_special_ops, gate_vma, gate_ops;
-} moff;
-
-static long pfs_off_or(const char *s, const char *m, long dflt)
-{
-	long o = MEMBER_OFFSET((char *)s, (char *)m);
-
-	return o >= 0 ? o : dflt;
-}
-
-static int pfs_vma_offsets(void)
-{
-	if (moff.init)
-		return moff.init > 0;
-	moff.mm_mt = MEMBER_OFFSET("mm_struct", "mm_mt");
-	moff.mt_root = MEMBER_OFFSET("maple_tree", "ma_root");
-	moff.mt_flags = MEMBER_OFFSET("maple_tree", "ma_flags");
-	/* The slot arrays sit in anonymous unions: fall back to the 64-bit layout. */
-	moff.r64_pivot = pfs_off_or("maple_range_64", "pivot", 8);
-	moff.r64_slot = pfs_off_or("maple_range_64", "slot", 8 + 8 * (PFS_RANGE64_SLOTS - 1));
-	moff.a64_pivot = pfs_off_or("maple_arange_64", "pivot", 8);
-	moff.a64_slot = pfs_off_or("maple_arange_64", "slot", 8 + 8 * (PFS_ARANGE64_SLOTS - 1));
-	moff.vm_start = MEMBER_OFFSET("vm_area_struct", "vm_start");
-	moff.vm_end = MEMBER_OFFSET("vm_area_struct", "vm_end");
-	moff.vm_flags = MEMBER_OFFSET("vm_area_struct", "vm_flags");
-	moff.vm_pgoff = MEMBER_OFFSET("vm_area_struct", "vm_pgoff");
-	moff.vm_file = MEMBER_OFFSET("vm_area_struct", "vm_file");
-	moff.vm_ops = MEMBER_OFFSET("vm_area_struct", "vm_ops");
-	moff.vm_private = MEMBER_OFFSET("vm_area_struct", "vm_private_data");
-	moff.file_dentry = MEMBER_OFFSET("file", "f_path") + MEMBER_OFFSET("path", "dentry");
-	moff.dentry_name = MEMBER_OFFSET("dentry", "d_name");
-	moff.qstr_name = MEMBER_OFFSET("qstr", "name");
-	moff.mm_brk = MEMBER_OFFSET("mm_struct", "brk");
-	moff.mm_start_brk = MEMBER_OFFSET("mm_struct", "start_brk");
-	moff.mm_start_stack = MEMBER_OFFSET("mm_struct", "start_stack");
-	moff.special_name = MEMBER_OFFSET("vm_special_mapping", "name");
-	moff.special_ops = symbol_exists("special_mapping_vmops") ?
-		symbol_value("special_mapping_vmops") : 0;
-	moff.legacy_special_ops = symbol_exists("legacy_special_mapping_vmops") ?
-		symbol_value("legacy_special_mapping_vmops") : 0;
-	/* x86's [vsyscall]: not in the tree, but /proc/PID/maps lists it last. */
-	moff.gate_vma = symbol_exists("gate_vma") ? symbol_value("gate_vma") : 0;
-	moff.gate_ops = symbol_exists("gate_vma_ops") ? symbol_value("gate_vma_ops") : 0;
-	moff.init = (moff.mm_mt >= 0 && moff.mt_root >= 0 && moff.mt_flags >= 0 &&
-		     moff.vm_start >= 0 && moff.vm_end >= 0 && moff.vm_flags >= 0 &&
-		     moff.vm_pgoff >= 0 && moff.vm_file >= 0) ? 1 : -1;
-	if (moff.init < 0)
-		fprintf(fp, "pfvma: this kernel keeps no VMAs in a maple tree (no mm_struct.mm_mt)\n");
-	return moff.init > 0;
-}
-
+/* A maple walk over one mm's VMAs: its state, instead of file-scope globals. */
 struct pfs_vma_walk {
 	struct pfs_task *t;
 	ulong brk, start_brk, start_stack;
 	long nodes, vmas, bad;
 	ulong last_end;
 	int print;	/* 0: the counting pass for the header line */
+	int json, printed;
 };
 
+/* The path of a dentry up to its filesystem's root (mounts not crossed). */
+static void pfs_dentry_path(ulong dentry, char *out, int len)
+{
+	char names[16][128];
+	int n = 0, i;
+	ulong parent, p;
+
+	out[0] = 0;
+	if (L.dentry_parent < 0 || L.dentry_name < 0 || L.qstr_name < 0)
+		return;
+	while (dentry && n < 16) {
+		if (!readmem(dentry + L.dentry_parent, KVADDR, &parent, sizeof(parent),
+			     "dentry d_parent", RETURN_ON_ERROR | QUIET))
+			break;
+		names[n][0] = 0;
+		if (readmem(dentry + L.dentry_name + L.qstr_name, KVADDR, &p, sizeof(p),
+			    "dentry name", RETURN_ON_ERROR | QUIET) && p)
+			read_string(p, names[n], sizeof(names[n]) - 1);
+		if (parent == dentry) {
+			/* the root; shmem's root has a name of its own ("dev/zero") */
+			if (n == 0 && strcmp(names[0], "/"))
+				n++;
+			break;
+		}
+		n++;
+		dentry = parent;
+	}
+	for (i = n - 1; i >= 0; i--) {
+		const char *s = names[i];
+
+		while (*s == '/')
+			s++;
+		snprintf(out + strlen(out), len - strlen(out), "/%s", s);
+	}
+	if (!out[0])
+		snprintf(out, len, "/");
+}
+
 static void pfs_vma_name(struct pfs_vma_walk *w, ulong vma, ulong start, ulong end,
-			 ulong file, char *kind, char *name, int len)
+			 ulong file, const char **kind, char *name, int len)
 {
 	ulong ops = 0, priv = 0, p = 0;
 
 	name[0] = 0;
-	if (file) {
-		strcpy(kind, "file");
-		if (moff.file_dentry >= 0 && moff.dentry_name >= 0 && moff.qstr_name >= 0 &&
-		    readmem(file + moff.file_dentry, KVADDR, &p, sizeof(p), "file dentry",
-			    RETURN_ON_ERROR | QUIET) && p &&
-		    readmem(p + moff.dentry_name + moff.qstr_name, KVADDR, &p, sizeof(p),
-			    "dentry name", RETURN_ON_ERROR | QUIET) && p)
-			read_string(p, name, len - 1);
-		return;
-	}
-	strcpy(kind, "anon");
-	if (moff.vm_ops >= 0)
-		readmem(vma + moff.vm_ops, KVADDR, &ops, sizeof(ops), "vm_ops",
-			RETURN_ON_ERROR | QUIET);
-	if (ops && ops == moff.gate_ops) {
-		strcpy(kind, "gate");
+	if (vma == L.gate_vma) {
+		*kind = "gate";
 		snprintf(name, len, "[vsyscall]");
 		return;
 	}
-	if (ops && (ops == moff.special_ops || ops == moff.legacy_special_ops)) {
-		strcpy(kind, "special");
+	if (file) {
+		*kind = "file";
+		if (L.file_f_path >= 0 && L.path_dentry >= 0 &&
+		    readmem(file + L.file_f_path + L.path_dentry, KVADDR, &p, sizeof(p),
+			    "file dentry", RETURN_ON_ERROR | QUIET) && p)
+			pfs_dentry_path(p, name, len);
+		return;
+	}
+	*kind = "anon";
+	readmem(vma + L.vm_ops, KVADDR, &ops, sizeof(ops), "vm_ops", RETURN_ON_ERROR | QUIET);
+	if (ops && (ops == L.special_ops || ops == L.legacy_special_ops)) {
+		*kind = "special";
 		/* special_mapping_name(): the vm_special_mapping's name */
-		if (ops == moff.special_ops && moff.vm_private >= 0 && moff.special_name >= 0 &&
-		    readmem(vma + moff.vm_private, KVADDR, &priv, sizeof(priv),
+		if (ops == L.special_ops && L.vm_private >= 0 && L.special_name >= 0 &&
+		    readmem(vma + L.vm_private, KVADDR, &priv, sizeof(priv),
 			    "vm_private_data", RETURN_ON_ERROR | QUIET) && priv &&
-		    readmem(priv + moff.special_name, KVADDR, &p, sizeof(p),
+		    readmem(priv + L.special_name, KVADDR, &p, sizeof(p),
 			    "vm_special_mapping name", RETURN_ON_ERROR | QUIET) && p)
 			read_string(p, name, len - 1);
 		return;
@@ -692,45 +1182,58 @@ static void pfs_vma_name(struct pfs_vma_walk *w, ulong vma, ulong start, ulong e
 /* One leaf entry: index range [first, last] -> the VMA pointer. */
 static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong last)
 {
-	ulong start, end, flags, pgoff, file;
-	char perms[5], kind[8], name[128], range[40];
+	ulong start, end, flags, pgoff, file, anon_vma = 0;
+	const char *kind = "anon";
+	char perms[5], name[512], range[40];
 	int odd;
 
 	if (!vma)
 		return;		/* a gap */
 	if (vma < PFS_MAPLE_RESERVED && (vma & 3) == 2) {
 		if (w->print)
-			fprintf(fp, "%lx-%lx  reserved maple entry %lx (XA_ZERO_ENTRY: mm being duplicated?)\n",
-			first, last + 1, vma);
+			error(INFO, "%lx-%lx: reserved maple entry %lx (XA_ZERO_ENTRY: mm being duplicated?)\n",
+			      first, last + 1, vma);
 		return;
 	}
 	if (w->vmas++ >= PFS_MAX_VMAS)
 		return;
-	if (!readmem(vma + moff.vm_start, KVADDR, &start, sizeof(ulong), "vm_start", RETURN_ON_ERROR) ||
-	    !readmem(vma + moff.vm_end, KVADDR, &end, sizeof(ulong), "vm_end", RETURN_ON_ERROR) ||
-	    !readmem(vma + moff.vm_flags, KVADDR, &flags, sizeof(ulong), "vm_flags", RETURN_ON_ERROR) ||
-	    !readmem(vma + moff.vm_pgoff, KVADDR, &pgoff, sizeof(ulong), "vm_pgoff", RETURN_ON_ERROR) ||
-	    !readmem(vma + moff.vm_file, KVADDR, &file, sizeof(ulong), "vm_file", RETURN_ON_ERROR)) {
+	if (!readmem(vma + L.vm_start, KVADDR, &start, sizeof(ulong), "vm_start", RETURN_ON_ERROR) ||
+	    !readmem(vma + L.vm_end, KVADDR, &end, sizeof(ulong), "vm_end", RETURN_ON_ERROR) ||
+	    !readmem(vma + L.vm_flags, KVADDR, &flags, sizeof(ulong), "vm_flags", RETURN_ON_ERROR) ||
+	    !readmem(vma + L.vm_pgoff, KVADDR, &pgoff, sizeof(ulong), "vm_pgoff", RETURN_ON_ERROR) ||
+	    !readmem(vma + L.vm_file, KVADDR, &file, sizeof(ulong), "vm_file", RETURN_ON_ERROR) ||
+	    !readmem(vma + L.vm_anon_vma, KVADDR, &anon_vma, sizeof(ulong), "anon_vma",
+		     RETURN_ON_ERROR)) {
 		if (w->print)
-			fprintf(fp, "%lx-%lx  unreadable vm_area_struct %lx\n", first, last + 1, vma);
+			error(INFO, "%lx-%lx: unreadable vm_area_struct %lx\n", first, last + 1, vma);
 		w->bad++;
 		return;
 	}
-	perms[0] = flags & PFS_VM_READ ? 'r' : '-';
-	perms[1] = flags & PFS_VM_WRITE ? 'w' : '-';
-	perms[2] = flags & PFS_VM_EXEC ? 'x' : '-';
-	perms[3] = flags & PFS_VM_MAYSHARE ? 's' : 'p';
+	perms[0] = flags & L.vm_read ? 'r' : '-';
+	perms[1] = flags & L.vm_write ? 'w' : '-';
+	perms[2] = flags & L.vm_exec ? 'x' : '-';
+	perms[3] = flags & L.vm_mayshare ? 's' : 'p';
 	perms[4] = 0;
+	/* /proc's offset: bytes for a file VMA, 0 for the others */
+	pgoff = file ? pgoff << PFS_PAGE_SHIFT : 0;
 	/* The tree's range is the VMA's, and VMAs come in address order. */
 	odd = start != first || end != last + 1 || start < w->last_end;
 	w->bad += odd;
 	w->last_end = end;
 	if (!w->print)
 		return;
-	pfs_vma_name(w, vma, start, end, file, kind, name, sizeof(name));
+	pfs_vma_name(w, vma, start, end, file, &kind, name, sizeof(name));
+	if (w->json) {
+		fprintf(fp, "%s{\"vma\": \"0x%lx\", \"start\": \"0x%lx\", \"end\": \"0x%lx\", "
+			"\"perms\": \"%s\", \"flags\": \"0x%lx\", \"pgoff\": %lu, \"kind\": \"%s\", "
+			"\"anon_vma\": %s, \"name\": ", w->printed++ ? ", " : "", vma, start, end,
+			perms, flags, pgoff, kind, anon_vma ? "true" : "false");
+		pfs_json_str(name);
+		fprintf(fp, "%s}", odd ? ", \"tree_range_differs\": true" : "");
+		return;
+	}
 	snprintf(range, sizeof(range), "%08lx-%08lx", start, end);
-	fprintf(fp, "%-25s  %-5s  %08lx  %-7s  %-16lx  %s", range, perms,
-		file ? pgoff << 12 : 0, kind, vma, name);
+	fprintf(fp, "%-25s  %-5s  %08lx  %-7s  %-16lx  %s", range, perms, pgoff, kind, vma, name);
 	if (odd)
 		fprintf(fp, "  !! tree range %lx-%lx", first, last + 1);
 	fprintf(fp, "\n");
@@ -744,45 +1247,43 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
  */
 static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong max, int depth)
 {
-	unsigned char buf[PFS_MAPLE_NODE_SIZE];
+	unsigned char buf[1024];
 	ulong node = enode & ~PFS_MAPLE_NODE_MASK, first = min, *pivot, *slot;
-	int type = (enode >> PFS_MAPLE_TYPE_SHIFT) & PFS_MAPLE_TYPE_MASK, nslots, i;
+	long type = (enode >> PFS_MAPLE_TYPE_SHIFT) & PFS_MAPLE_TYPE_MASK;
+	int nslots, npivots, i;
 
 	if (depth > PFS_MAPLE_HEIGHT_MAX) {
 		if (w->print)
-			fprintf(fp, "pfvma: maple tree deeper than %d at node %lx\n", PFS_MAPLE_HEIGHT_MAX, node);
+			error(INFO, "maple tree deeper than %d at node %lx\n", PFS_MAPLE_HEIGHT_MAX, node);
 		w->bad++;
 		return;
 	}
-	if (!readmem(node, KVADDR, buf, sizeof(buf), "maple_node", RETURN_ON_ERROR)) {
+	if (L.node_size <= 0 || L.node_size > (long)sizeof(buf) ||
+	    !readmem(node, KVADDR, buf, L.node_size, "maple_node", RETURN_ON_ERROR)) {
 		if (w->print)
-			fprintf(fp, "pfvma: cannot read maple node %lx\n", node);
+			error(INFO, "cannot read maple node %lx\n", node);
 		w->bad++;
 		return;
 	}
 	w->nodes++;
-	switch (type) {
-	case pfs_maple_leaf_64:
-	case pfs_maple_range_64:
-		pivot = (ulong *)(buf + moff.r64_pivot);
-		slot = (ulong *)(buf + moff.r64_slot);
-		nslots = PFS_RANGE64_SLOTS;
-		break;
-	case pfs_maple_arange_64:
-		pivot = (ulong *)(buf + moff.a64_pivot);
-		slot = (ulong *)(buf + moff.a64_slot);
-		nslots = PFS_ARANGE64_SLOTS;
-		break;
-	default:
+	if (type == L.maple_leaf_64 || type == L.maple_range_64) {
+		pivot = (ulong *)(buf + L.r64_pivot);
+		slot = (ulong *)(buf + L.r64_slot);
+	} else if (type == L.maple_arange_64) {
+		pivot = (ulong *)(buf + L.a64_pivot);
+		slot = (ulong *)(buf + L.a64_slot);
+	} else {
 		if (w->print)
-			fprintf(fp, "pfvma: maple node %lx has type %d (dense): not a VMA tree\n", node, type);
+			error(INFO, "maple node %lx has type %ld (dense?): not a VMA tree\n", node, type);
 		w->bad++;
 		return;
 	}
+	nslots = L.mt_slots[type];
+	npivots = L.mt_pivots[type];
 	for (i = 0; i < nslots; i++) {
 		ulong last = max;
 
-		if (i < nslots - 1)
+		if (i < npivots)
 			last = pivot[i];
 		else if (!slot[i])	/* range_64's last slot may hold the metadata */
 			break;
@@ -790,12 +1291,12 @@ static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong
 			break;
 		if (last < first || last > max) {
 			if (w->print)
-				fprintf(fp, "pfvma: maple node %lx pivot %d = %lx outside [%lx, %lx]\n",
-				node, i, last, first, max);
+				error(INFO, "maple node %lx pivot %d = %lx outside [%lx, %lx]\n",
+				      node, i, last, first, max);
 			w->bad++;
 			break;
 		}
-		if (type == pfs_maple_leaf_64)
+		if (type == L.maple_leaf_64)
 			pfs_vma_entry(w, slot[i], first, last);
 		else if (slot[i])
 			pfs_maple_node(w, slot[i], first, last, depth + 1);
@@ -805,39 +1306,155 @@ static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong
 	}
 }
 
-static void cmd_pfvma(void)
-{
-	struct pfs_find f;
-	struct pfs_vma_walk w;
-	ulong root;
-	uint flags;
+/* kernel/locking/rwsem.c's count and owner bits (#defines, not in the debug info) */
+#define PFS_RWSEM_WRITER_LOCKED	(1UL << 0)
+#define PFS_RWSEM_FLAG_WAITERS	(1UL << 1)
+#define PFS_RWSEM_FLAG_HANDOFF	(1UL << 2)
+#define PFS_RWSEM_READER_SHIFT	8
+#define PFS_RWSEM_READER_OWNED	(1UL << 0)
+#define PFS_RWSEM_OWNER_FLAGS	3UL
 
-	if (argcnt != 2) {
-		cmd_usage(pc->curcmd, SYNOPSIS);
+/* The mmap_lock decoded as gdb's pf-mm does (its "mmap_lock" keys). */
+static void pfs_mmap_lock_json(ulong mm)
+{
+	ulong count = 0, owner = 0, otask, readers;
+	struct pfs_task t;
+	char state[48], who[64] = "";
+
+	if (L.mm_mmap_lock < 0 || L.rwsem_count < 0 || L.rwsem_owner < 0) {
+		fprintf(fp, "null");
 		return;
 	}
-	if (!pfs_offsets() || !pfs_vma_offsets())
+	readmem(mm + L.mm_mmap_lock + L.rwsem_count, KVADDR, &count, sizeof(count),
+		"mmap_lock count", FAULT_ON_ERROR);
+	readmem(mm + L.mm_mmap_lock + L.rwsem_owner, KVADDR, &owner, sizeof(owner),
+		"mmap_lock owner", FAULT_ON_ERROR);
+	readers = (count >> PFS_RWSEM_READER_SHIFT) & ((1UL << 55) - 1);
+	if (count & PFS_RWSEM_WRITER_LOCKED)
+		snprintf(state, sizeof(state), "write-locked");
+	else if (readers)
+		snprintf(state, sizeof(state), "read-locked by %lu", readers);
+	else
+		snprintf(state, sizeof(state), "unlocked");
+	otask = owner & ~PFS_RWSEM_OWNER_FLAGS;
+	if (otask) {
+		memset(&t, 0, sizeof(t));
+		if (readmem(otask + L.task_pid, KVADDR, &t.pid, sizeof(int), "owner pid",
+			    RETURN_ON_ERROR | QUIET) &&
+		    readmem(otask + L.task_comm, KVADDR, t.comm, TASK_COMM_LEN, "owner comm",
+			    RETURN_ON_ERROR | QUIET))
+			snprintf(who, sizeof(who), "%s%d (%s)",
+				 owner & PFS_RWSEM_READER_OWNED ? "last reader " : "", t.pid, t.comm);
+		else
+			snprintf(who, sizeof(who), "%s?",
+				 owner & PFS_RWSEM_READER_OWNED ? "last reader " : "");
+	}
+	fprintf(fp, "{\"count\": \"0x%lx\", \"state\": \"%s\", \"flags\": [%s%s%s], "
+		"\"owner\": \"0x%lx\", \"owner_task\": ", count, state,
+		count & PFS_RWSEM_FLAG_WAITERS ? "\"waiters\"" : "",
+		(count & PFS_RWSEM_FLAG_WAITERS) && (count & PFS_RWSEM_FLAG_HANDOFF) ? ", " : "",
+		count & PFS_RWSEM_FLAG_HANDOFF ? "\"handoff\"" : "", owner);
+	pfs_json_str(who);
+	fprintf(fp, "}");
+}
+
+/* The page_table_lock as gdb's pf-mm shows it (a qspinlock's val word). */
+static void pfs_page_table_lock_json(ulong mm)
+{
+	ulong lock = mm + L.mm_page_table_lock;
+	uint val = 0;
+	int cpu = -1;
+
+	if (L.mm_page_table_lock < 0 || L.spin_rlock < 0 || L.raw_lock < 0 || L.qspin_val < 0) {
+		fprintf(fp, "null");
 		return;
-	if (!pfs_lookup(args[1], &f, "pfvma"))
-		return;
+	}
+	lock += L.spin_rlock;
+	readmem(lock + L.raw_lock + L.qspin_val, KVADDR, &val, sizeof(val),
+		"page_table_lock val", FAULT_ON_ERROR);
+	fprintf(fp, "{\"val\": \"0x%x\", \"state\": \"%s\"", val,
+		val & 0xff ? "locked" : "unlocked");
+	if (L.raw_owner_cpu >= 0) {
+		readmem(lock + L.raw_owner_cpu, KVADDR, &cpu, sizeof(cpu), "owner_cpu",
+			FAULT_ON_ERROR);
+		if (cpu >= 0)
+			fprintf(fp, ", \"owner_cpu\": %d", cpu);
+		else
+			fprintf(fp, ", \"owner_cpu\": null");
+	}
+	fprintf(fp, "}");
+}
+
+static void cmd_pfvma(void)
+{
+	struct pfs_task t;
+	struct pfs_vma_walk w;
+	struct pfs_rss r;
+	ulong root, pgd, mm_users = 0, mm_count = 0, pgtables = 0;
+	uint flags;
+	int json, map_count = 0;
+
+	if (pfs_options(&json) != argcnt - 1)
+		cmd_usage(pc->curcmd, SYNOPSIS);
+	pfs_need(NEED_TASK | NEED_VMA);
+	pfs_lookup(args[optind], &t);
 	memset(&w, 0, sizeof(w));
-	w.t = &f.found;
-	readmem(f.found.mm + moff.mm_mt + moff.mt_root, KVADDR, &root, sizeof(root),
+	w.t = &t;
+	w.json = json;
+	readmem(t.mm + L.mm_mt + L.mt_root, KVADDR, &root, sizeof(root),
 		"mm_struct mm_mt.ma_root", FAULT_ON_ERROR);
-	readmem(f.found.mm + moff.mm_mt + moff.mt_flags, KVADDR, &flags, sizeof(flags),
+	readmem(t.mm + L.mm_mt + L.mt_flags, KVADDR, &flags, sizeof(flags),
 		"mm_struct mm_mt.ma_flags", FAULT_ON_ERROR);
-	if (moff.mm_brk >= 0)
-		readmem(f.found.mm + moff.mm_brk, KVADDR, &w.brk, sizeof(ulong), "brk", RETURN_ON_ERROR);
-	if (moff.mm_start_brk >= 0)
-		readmem(f.found.mm + moff.mm_start_brk, KVADDR, &w.start_brk, sizeof(ulong),
-			"start_brk", RETURN_ON_ERROR);
-	if (moff.mm_start_stack >= 0)
-		readmem(f.found.mm + moff.mm_start_stack, KVADDR, &w.start_stack, sizeof(ulong),
-			"start_stack", RETURN_ON_ERROR);
+	readmem(t.mm + L.mm_brk, KVADDR, &w.brk, sizeof(ulong), "brk", FAULT_ON_ERROR);
+	readmem(t.mm + L.mm_start_brk, KVADDR, &w.start_brk, sizeof(ulong), "start_brk",
+		FAULT_ON_ERROR);
+	readmem(t.mm + L.mm_start_stack, KVADDR, &w.start_stack, sizeof(ulong), "start_stack",
+		FAULT_ON_ERROR);
 	for (w.print = 0; w.print < 2; w.print++) {
-		if (w.print) {
+		if (w.print && json) {
+			readmem(t.mm + L.mm_pgd, KVADDR, &pgd, sizeof(pgd), "pgd", FAULT_ON_ERROR);
+			readmem(t.mm + L.mm_users, KVADDR, &mm_users, sizeof(int), "mm_users",
+				FAULT_ON_ERROR);
+			readmem(t.mm + L.mm_count, KVADDR, &mm_count, sizeof(int), "mm_count",
+				FAULT_ON_ERROR);
+			readmem(t.mm + L.mm_map_count, KVADDR, &map_count, sizeof(int), "map_count",
+				FAULT_ON_ERROR);
+			if (L.mm_pgtables_bytes >= 0)
+				readmem(t.mm + L.mm_pgtables_bytes, KVADDR, &pgtables, sizeof(ulong),
+					"pgtables_bytes", FAULT_ON_ERROR);
+			fprintf(fp, "{\"pid\": %d, \"tgid\": %d, \"comm\": ", t.pid, t.tgid);
+			pfs_json_str(t.comm);
+			fprintf(fp, ", \"mm\": \"0x%lx\", \"pgd\": \"0x%lx\", \"mm_users\": %d, "
+				"\"mm_count\": %d, \"map_count\": %d, \"pgtables_bytes\": %ld, "
+				"\"vm_flags_source\": \"%s\", \"maple_height\": %u, "
+				"\"maple_nodes\": %ld, \"inconsistencies\": %ld, \"mmap_lock\": ",
+				t.mm, pgd, (int)mm_users, (int)mm_count, map_count, (long)pgtables,
+				L.vm_flags_source, (flags & PFS_MT_HEIGHT_MASK) >> PFS_MT_HEIGHT_OFFSET,
+				w.nodes, w.bad);
+			pfs_mmap_lock_json(t.mm);
+			fprintf(fp, ", \"page_table_lock\": ");
+			pfs_page_table_lock_json(t.mm);
+			if (!(L.missing & NEED_RSS)) {
+				r.threads = (struct pfs_thread *)GETBUF(PFS_MAX_THREADS *
+								       sizeof(*r.threads));
+				pfs_rss_read(&t, &r);
+				fprintf(fp, ", \"rss\": {");
+				pfs_json_counts("mm_counters", r.mm, NULL);
+				fprintf(fp, ", ");
+				pfs_json_counts("delta_sum", r.delta, NULL);
+				fprintf(fp, ", ");
+				pfs_json_counts("split_counters", r.mm, r.delta);
+				fprintf(fp, ", \"rss_mm\": %ld, \"rss_split\": %ld}, ", r.rss_mm,
+					r.rss_split);
+				pfs_threads_json(&r);
+				FREEBUF(r.threads);
+			}
+			fprintf(fp, ", \"vmas\": [");
+			w.nodes = w.vmas = w.bad = 0;
+			w.last_end = 0;
+		} else if (w.print) {
 			fprintf(fp, "pid %d (%s) mm %lx: %ld vmas, maple tree height %u, %ld nodes",
-				f.found.pid, f.found.comm, f.found.mm, w.vmas,
+				t.pid, t.comm, t.mm, w.vmas,
 				(flags & PFS_MT_HEIGHT_MASK) >> PFS_MT_HEIGHT_OFFSET, w.nodes);
 			if (w.bad)
 				fprintf(fp, ", %ld inconsistencies (marked !!)", w.bad);
@@ -851,20 +1468,19 @@ static void cmd_pfvma(void)
 		else if (root)		/* a single entry at index 0, no node */
 			pfs_vma_entry(&w, root, 0, 0);
 	}
-	/* get_gate_vma(): unless vsyscall=none (enum value 2) */
-	if (moff.gate_vma && symbol_exists("vsyscall_mode")) {
-		int mode = 2;
+	/* get_gate_vma(): unless vsyscall=none */
+	if (L.gate_listed) {
 		ulong s = 0, e = 0;
 
-		readmem(symbol_value("vsyscall_mode"), KVADDR, &mode, sizeof(mode),
-			"vsyscall_mode", RETURN_ON_ERROR);
-		readmem(moff.gate_vma + moff.vm_start, KVADDR, &s, sizeof(s), "gate_vma", RETURN_ON_ERROR);
-		readmem(moff.gate_vma + moff.vm_end, KVADDR, &e, sizeof(e), "gate_vma", RETURN_ON_ERROR);
-		if (mode != 2 && e > s) {
+		readmem(L.gate_vma + L.vm_start, KVADDR, &s, sizeof(s), "gate_vma", RETURN_ON_ERROR);
+		readmem(L.gate_vma + L.vm_end, KVADDR, &e, sizeof(e), "gate_vma", RETURN_ON_ERROR);
+		if (e > s) {
 			w.last_end = 0;
-			pfs_vma_entry(&w, moff.gate_vma, s, e - 1);
+			pfs_vma_entry(&w, L.gate_vma, s, e - 1);
 		}
 	}
+	if (json)
+		fprintf(fp, "]}\n");
 }
 
 static struct command_table_entry command_table[] = {

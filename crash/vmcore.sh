@@ -74,8 +74,7 @@ trap - EXIT
 for f in "$core" "$corez" "$corep"; do
 	[ -s "$f" ] || die "QEMU wrote no $f (see $out/monitor.log)"
 done
-gcc -Wall -shared -fPIC -nostartfiles -D_GNU_SOURCE -DX86_64 -I/usr/include/crash \
-	-o "$out/pfscale.so" "$top/crash/pfscale.c" ||
+{ make -s -C "$top" build/pfscale.so && cp "$top/build/pfscale.so" "$out/pfscale.so"; } ||
 	echo "vmcore: building crash/pfscale.c failed (is crash's defs.h in /usr/include/crash?)" >&2
 tr -d '\r' < "$log" | grep '^PFSCALE-VMCORE counter ' | sed 's/^PFSCALE-VMCORE counter /  /' \
 	> "$out/guest-counters.txt"

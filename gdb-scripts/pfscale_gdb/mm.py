@@ -8,10 +8,8 @@
 
 import gdb
 
-from pfscale_gdb import maple, pgtable, tasks, util
+from pfscale_gdb import decode, layout, maple, pgtable, tasks, util
 
-
-VM_READ, VM_WRITE, VM_EXEC, VM_SHARED = 0x1, 0x2, 0x4, 0x8
 
 # kernel/locking/rwsem.c
 RWSEM_WRITER_LOCKED = 1 << 0
@@ -31,11 +29,8 @@ def counter(v):
 
 
 def perms(flags):
-    return "".join((
-        "r" if flags & VM_READ else "-",
-        "w" if flags & VM_WRITE else "-",
-        "x" if flags & VM_EXEC else "-",
-        "s" if flags & VM_SHARED else "p"))
+    """rwx and s (VM_MAYSHARE) or p, as /proc/PID/maps: decode.perms()."""
+    return decode.perms(flags, layout.vm_flags()[0])
 
 
 def dentry_path(dentry):
@@ -69,11 +64,24 @@ def special_name(vma):
     return spec["name"].string() if int(spec["name"]) else None
 
 
-def vma_info(mm, vma):
+def gate_vma():
+    """x86's [vsyscall] VMA (not in any mm's tree, but /proc/PID/maps
+    lists it last: get_gate_vma()), or None with vsyscall=none."""
+    if not util.have_symbol("gate_vma") or \
+            not util.have_symbol("vsyscall_mode"):
+        return None
+    if str(gdb.parse_and_eval("vsyscall_mode")) == "NONE":
+        return None
+    return gdb.parse_and_eval("&gate_vma")
+
+
+def vma_info(mm, vma, kind=None):
     start, end = int(vma["vm_start"]), int(vma["vm_end"])
     flags = int(vma["vm_flags"])
     f = int(vma["vm_file"])
-    if f:
+    if kind == "gate":
+        name = "[vsyscall]"
+    elif f:
         kind = "file"
         name = dentry_path(vma["vm_file"]["f_path"]["dentry"])
     else:
@@ -91,7 +99,7 @@ def vma_info(mm, vma):
         "end": "0x{:x}".format(end),
         "perms": perms(flags),
         "flags": "0x{:x}".format(flags),
-        "pgoff": int(vma["vm_pgoff"]),
+        "pgoff": decode.pgoff_bytes(int(vma["vm_pgoff"]), f != 0),
         "kind": kind,
         "anon_vma": int(vma["anon_vma"]) != 0,
         "name": name or "",
@@ -99,7 +107,8 @@ def vma_info(mm, vma):
 
 
 def vmas(mm):
-    """The VMAs of mm (a struct mm_struct * gdb.Value) from mm->mm_mt."""
+    """The VMAs of mm (a struct mm_struct * gdb.Value) from mm->mm_mt,
+    then the gate VMA, as /proc/PID/maps lists them."""
     vtype = gdb.lookup_type("struct vm_area_struct").pointer()
     out = []
     for first, last, entry in maple.entries(mm["mm_mt"]):
@@ -112,6 +121,9 @@ def vmas(mm):
                 "changing or corrupt".format(first, last, entry,
                                              info["start"], info["end"]))
         out.append(info)
+    gate = gate_vma()
+    if gate is not None:
+        out.append(vma_info(mm, gate, "gate"))
     return out
 
 
@@ -174,6 +186,7 @@ def mm_report(pid_arg):
         "mm_users": counter(mm["mm_users"]),
         "mm_count": counter(mm["mm_count"]),
         "map_count": int(mm["map_count"]),
+        "vm_flags_source": layout.vm_flags()[1],
         "pgtables_bytes": counter(mm["pgtables_bytes"]),
         "mmap_lock": rwsem_state(mm["mmap_lock"]),
         "page_table_lock": spinlock_state(mm["page_table_lock"]),
@@ -224,16 +237,17 @@ def write_report(r):
         w("{:>8} {:<16} {:>7}".format(t["pid"], t["comm"],
                                       t.get("events", "-")) +
           "".join(" {:>10}".format(d.get(n, "-")) for n in names) + "\n")
-    w("\n{} VMA(s):\n{:>25} {:<4} {:>9} {:<7} {}\n".format(
+    w("\n{} VMA(s):\n{:>25} {:<4} {:>8} {:<7} {}\n".format(
         len(r["vmas"]), "start-end", "perm", "pgoff", "kind", "name"))
     for v in r["vmas"]:
-        w("{:>12}-{:<12} {:<4} {:>9x} {:<7} {}\n".format(
+        w("{:>12}-{:<12} {:<4} {:08x} {:<7} {}\n".format(
             v["start"][2:], v["end"][2:], v["perms"], v["pgoff"],
             v["kind"] + ("+av" if v["anon_vma"] else ""),
             v["name"]).rstrip() + "\n")
-    if len(r["vmas"]) != r["map_count"]:
+    in_tree = len([v for v in r["vmas"] if v["kind"] != "gate"])
+    if in_tree != r["map_count"]:
         w("pf-mm: warning: {} VMAs in mm_mt but map_count {}\n".format(
-            len(r["vmas"]), r["map_count"]))
+            in_tree, r["map_count"]))
 
 
 class PfMm(gdb.Command):
@@ -244,9 +258,11 @@ mm_users, mm_count, map_count, pgtables_bytes, the mmap_lock (rwsem count,
 read/write state, owner) and page_table_lock; the rss counters of the mm,
 the sum of the threads' unsynced task->rss_stat deltas and rss_mm /
 rss_split; every thread with its deltas; and every VMA, walked from the
-maple tree mm->mm_mt, as start-end, perms (rwx, p or s), pgoff (in pages,
-hex), kind (anon, file or special; +av if it has an anon_vma) and name
-(file path, [heap], [stack], [vdso], ...). --json prints one JSON object
+maple tree mm->mm_mt, then x86's [vsyscall] gate VMA, as /proc/PID/maps
+lists them: start-end, perms (rwx, then s for VM_MAYSHARE, else p), pgoff
+(in bytes, hex, 0 unless file-backed), kind (anon, file, special or gate;
++av if it has an anon_vma) and name (the file's path up to its
+filesystem's root, [heap], [stack], [vdso], [vsyscall], ...). --json prints one JSON object
 with the same fields."""
 
     def __init__(self):

@@ -28,7 +28,7 @@ import gdb
 
 from linux import cpus
 
-from pfscale_gdb import counters, pgtable, util
+from pfscale_gdb import counters, decode, pgtable, util
 
 
 INC_RE = re.compile(r"^\s*(?:=>\s*)?(0x[0-9a-f]+)\s*(?:<[^>]*>)?:\s*"
@@ -59,6 +59,16 @@ X86_DEBUG_REGISTERS = 4
 
 _sites = None
 _watch = None
+
+
+def _forget_sites(event=None):
+    """The loss sites are addresses in one vmlinux: found again after gdb
+    loads a new objfile."""
+    global _sites
+    _sites = None
+
+
+gdb.events.new_objfile.connect(_forget_sites)
 
 
 def outer_function(pc):
@@ -232,7 +242,7 @@ def describe(counter):
     for key, val in (("expected", expected), ("found", found),
                      ("ours", ours)):
         r[key] = None if val is None else "0x{:016x}".format(val)
-    r["found_present"] = bool(found is not None and found & 1)
+    r["found_present"] = found is not None and decode.is_present(found)
     r["found_flags"] = pgtable.flag_names(found) if found is not None \
         else ""
     r["expected_flags"] = pgtable.flag_names(expected) \

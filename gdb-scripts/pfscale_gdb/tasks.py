@@ -10,11 +10,7 @@ import gdb
 
 from linux import tasks
 
-from pfscale_gdb import util
-
-
-MM_COUNTERS = ("MM_FILEPAGES", "MM_ANONPAGES", "MM_SWAPENTS",
-               "MM_SHMEMPAGES")
+from pfscale_gdb import layout, util
 
 
 def task_by_pid(pid):
@@ -44,21 +40,14 @@ def mm_tasks(mm):
 
 def counter_names():
     """[(index, short name)] of the mm rss counters, from the kernel enum."""
-    out = []
-    for pos, name in enumerate(MM_COUNTERS):
-        try:
-            idx = int(gdb.parse_and_eval(name))
-        except gdb.error:
-            idx = pos
-        out.append((idx, name[3:].lower()))
-    return out
+    return layout.mm_counters()
 
 
 def has_task_rss_stat():
     try:
         gdb.lookup_type("struct task_struct")["rss_stat"]
         return True
-    except (gdb.error, KeyError):
+    except (gdb.error, KeyError):     # gdb.Type[] raises KeyError
         return False
 
 

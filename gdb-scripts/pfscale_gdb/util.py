@@ -1,7 +1,8 @@
 #
 # pfscale gdb helpers: shared bits
 #
-# Every command reports an error as one line, never a Python traceback.
+# Every command reports a user error as one line, never a Python
+# traceback; a bug in the scripts is reported as one.
 #
 
 import functools
@@ -9,23 +10,40 @@ import json
 
 import gdb
 
+from pfscale_gdb import decode
+
 
 class PfError(Exception):
     """An error that the command prints as one line."""
 
 
+def first_line(e):
+    msg = str(e).strip().splitlines()
+    return msg[0] if msg else type(e).__name__
+
+
 def one_line_errors(name):
-    """Decorate a gdb.Command.invoke so that errors print as one line."""
+    """Decorate a gdb.Command.invoke: a user error (PfError, an input the
+    decoder refuses, gdb's own errors such as unreadable memory) is one
+    line "NAME: what", raised as gdb.GdbError; anything else is a bug in
+    these scripts and says so ("internal error"), with the traceback under
+    'set python print-stack full'."""
     def wrap(invoke):
         @functools.wraps(invoke)
         def run(self, arg, from_tty):
             try:
                 invoke(self, arg, from_tty)
-            except (PfError, gdb.error, gdb.MemoryError, ValueError,
-                    KeyError, IndexError, OverflowError) as e:
-                msg = str(e).strip().splitlines()
-                gdb.write("{}: {}\n".format(name, msg[0] if msg else
-                                            type(e).__name__))
+            except (PfError, decode.DecodeError, gdb.error,
+                    gdb.GdbError) as e:
+                raise gdb.GdbError("{}: {}".format(name, first_line(e)))
+            except Exception as e:
+                if gdb.parameter("python print-stack") == "full":
+                    raise
+                raise gdb.GdbError(
+                    "{}: internal error (a bug in gdb-scripts/pfscale_gdb): "
+                    "{}: {}; 'set python print-stack full' shows the "
+                    "traceback".format(name, type(e).__name__,
+                                       first_line(e)))
         return run
     return wrap
 

@@ -1,0 +1,166 @@
+#
+# pfscale gdb helpers: what the readers need to know of the kernel's layout,
+# read from the kernel itself
+#
+# Offsets and sizes come from the DWARF types, enum values from their
+# enumerators, geometry from the kernel's own tables (mt_slots[],
+# mt_pivots[], vmaflag_names[], swap_info[]). Each fact is looked up once
+# and cached until gdb loads a new objfile (another vmlinux), as the
+# kernel's scripts/gdb CachedType does.
+#
+
+import gdb
+
+from pfscale_gdb import decode, util
+
+
+_cache = {}
+
+
+def _reset(event=None):
+    _cache.clear()
+
+
+gdb.events.new_objfile.connect(_reset)
+
+
+def cached(fn):
+    """Cache fn's result (per argument tuple) until a new objfile."""
+    def get(*args):
+        key = (fn.__name__,) + args
+        if key not in _cache:
+            _cache[key] = fn(*args)
+        return _cache[key]
+    get.__name__ = fn.__name__
+    get.__doc__ = fn.__doc__
+    return get
+
+
+@cached
+def struct(name):
+    try:
+        return gdb.lookup_type(name)
+    except gdb.error:
+        raise util.PfError("kernel has no type '{}'".format(name))
+
+
+@cached
+def member(type_name, name):
+    """(byte offset, size) of a member, also inside anonymous unions and
+    structs (maple_range_64's slot[], pivot[])."""
+    def find(t, base):
+        for f in t.fields():
+            if f.name == name:
+                return base + f.bitpos // 8, f.type.sizeof
+        for f in t.fields():
+            if f.name is None:
+                r = find(f.type.strip_typedefs(), base + f.bitpos // 8)
+                if r:
+                    return r
+        return None
+    r = find(struct(type_name).strip_typedefs(), 0)
+    if r is None:
+        raise util.PfError("no member {} in {}".format(name, type_name))
+    return r
+
+
+@cached
+def enumerators(one):
+    """{name: value} of the enum that holds enumerator one (named enums
+    and anonymous ones alike)."""
+    try:
+        t = gdb.parse_and_eval(one).type.strip_typedefs()
+    except gdb.error:
+        raise util.PfError("kernel has no enumerator {}".format(one))
+    return dict((f.name, f.enumval) for f in t.fields())
+
+
+@cached
+def byte_table(symbol):
+    """A kernel array of small integers (mt_slots[]) as a tuple."""
+    try:
+        v = gdb.parse_and_eval(symbol)
+        lo, hi = v.type.range()
+    except gdb.error:
+        raise util.PfError("kernel has no table {}[]".format(symbol))
+    return tuple(int(v[i]) for i in range(lo, hi + 1))
+
+
+# The VMA flags the readers use, by their names in vmaflag_names[]
+# (mm/debug.c, CONFIG_DEBUG_VM). A kernel without that table: the values of
+# include/linux/mm.h, which are also smaps' VmFlags (rd, wr, ex, ms) and
+# have not changed since 2.6.
+VM_FLAG_NAMES = ("read", "write", "exec", "shared", "mayshare")
+VM_FLAGS_MM_H = {"read": 0x1, "write": 0x2, "exec": 0x4, "shared": 0x8,
+                 "mayshare": 0x80}
+
+
+@cached
+def vm_flags():
+    """({name: value} of VM_FLAG_NAMES, where they were read)."""
+    if not util.have_symbol("vmaflag_names"):
+        return dict(VM_FLAGS_MM_H), "include/linux/mm.h"
+    table = gdb.parse_and_eval("vmaflag_names")
+    out = {}
+    for i in range(64):
+        name = table[i]["name"]
+        if not int(name):
+            break
+        out[name.string()] = int(table[i]["mask"])
+    missing = [n for n in VM_FLAG_NAMES if n not in out]
+    if missing:
+        raise util.PfError("vmaflag_names[] lacks {}".format(
+            ", ".join(missing)))
+    return dict((n, out[n]) for n in VM_FLAG_NAMES), "vmaflag_names[]"
+
+
+@cached
+def mm_counters():
+    """[(index, short name)] of the mm's rss counters (MM_FILEPAGES ->
+    filepages), from their enum, in index order."""
+    enum = enumerators("NR_MM_COUNTERS")
+    return sorted((v, n[3:].lower()) for n, v in enum.items()
+                  if n.startswith("MM_"))
+
+
+@cached
+def maple():
+    """The maple tree's geometry: {type value: (pivots offset, npivots,
+    slots offset, nslots)} of the node types that hold pivots, the dense
+    and leaf_64 type values, and the node size; the counts from the
+    kernel's mt_slots[] and mt_pivots[], indexed by enum maple_type."""
+    types = enumerators("maple_leaf_64")
+    slots, pivots = byte_table("mt_slots"), byte_table("mt_pivots")
+    geometry = {}
+    for tname, sname in (("maple_leaf_64", "struct maple_range_64"),
+                         ("maple_range_64", "struct maple_range_64"),
+                         ("maple_arange_64", "struct maple_arange_64")):
+        t = types[tname]
+        poff, _ = member(sname, "pivot")
+        soff, _ = member(sname, "slot")
+        geometry[t] = (poff, pivots[t], soff, slots[t])
+    return {"nodes": geometry, "dense": types["maple_dense"],
+            "leaf": types["maple_leaf_64"],
+            "range": types["maple_range_64"],
+            "node_size": struct("struct maple_node").sizeof}
+
+
+@cached
+def swap_layout(levels):
+    """(swap_kinds() of this kernel, SWP_PFN_BITS) for a paging mode:
+    MAX_SWAPFILES is the length of swap_info[]; the configured special
+    types show as symbols (migrate_pages: CONFIG_MIGRATION,
+    memory_failure: CONFIG_MEMORY_FAILURE, handle_pte_marker:
+    CONFIG_PTE_MARKER)."""
+    migration = 3 if util.have_symbol("migrate_pages") else 0
+    hwpoison = 1 if util.have_symbol("memory_failure") else 0
+    try:
+        max_files = int(gdb.parse_and_eval(
+            "sizeof(swap_info) / sizeof(swap_info[0])"))
+        device = None
+    except gdb.error:           # no CONFIG_SWAP: no swap_info[]
+        marker = 1 if util.have_symbol("handle_pte_marker") else 0
+        device = 0
+        max_files = (decode.SWP_TYPES - 1 - marker - migration - hwpoison)
+    kinds = decode.swap_kinds(max_files, migration, hwpoison, device)
+    return kinds, decode.Paging(levels).swp_pfn_bits

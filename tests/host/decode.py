@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+# Unit test of gdb-scripts/pfscale_gdb/decode.py with plain python3 (no
+# gdb, no guest): page-table walks on synthetic tables held in a dict (5
+# and 4 levels, a huge pmd with the PAT bit, PROT_NONE entries), the
+# swap-format entries of every kind, runs, and the VMA field rules of
+# docs/debuggers.md. Prints TAP, one result per check.
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "gdb-scripts"))
+from pfscale_gdb import decode as d  # noqa: E402
+
+checks = []
+
+
+def check(name, got, want):
+    checks.append((name, got == want, got, want))
+
+
+mem = {}
+
+
+def put(table, idx, entry):
+    mem.setdefault(table, [0] * 512)[idx] = entry
+
+
+def entry(t, i):
+    return mem.get(t, [0] * 512)[i]
+
+
+def table(t):
+    return mem.get(t, [0] * 512)
+
+
+def swp(swp_type, offset, flags=0):
+    """An x86-64 swap PTE, as __swp_entry() builds it."""
+    return swp_type << 59 | (~offset & ((1 << 50) - 1)) << 9 | flags
+
+
+def protnone(pfn):
+    """A PROT_NONE PTE for pfn, as pfn_pte() inverts it (L1TF)."""
+    return (~(pfn << 12) & d.PHYS_MASK) | d.PROTNONE | 0x60
+
+
+# The kinds of a kernel with swap, migration, no hwpoison/device, markers
+# (the test kernel: MAX_SWAPFILES 27).
+kinds = d.swap_kinds(27, migration=3, hwpoison=0)
+check("swap kinds allotted from MAX_SWAPFILES up (migration, marker, "
+      "swapin-error)", kinds,
+      {27: "migration-read", 28: "migration-read-exclusive",
+       29: "migration-write", 30: "pte-marker", 31: "swapin-error"})
+check("swap kinds with hwpoison and device types",
+      d.swap_kinds(22, migration=3, hwpoison=1),
+      {22: "hwpoison", 23: "migration-read",
+       24: "migration-read-exclusive", 25: "migration-write",
+       26: "device-write", 27: "device-read",
+       28: "device-exclusive-write", 29: "device-exclusive-read",
+       30: "pte-marker", 31: "swapin-error"})
+try:
+    d.swap_kinds(31, migration=3, hwpoison=1)
+    check("an impossible MAX_SWAPFILES is refused", "accepted", "refused")
+except d.DecodeError:
+    check("an impossible MAX_SWAPFILES is refused", "refused", "refused")
+
+va5 = (1 << 55) | (3 << 39) | (5 << 30) | (7 << 21) | (9 << 12) | 0x234
+put(0x1000, va5 >> 48 & 511, 0x2067)          # pgd -> p4d
+put(0x2000, 3, 0x3067)                         # p4d -> pud
+put(0x3000, 5, 0x4067)                         # pud -> pmd
+put(0x4000, 7, 0x5067)                         # pmd -> pte
+put(0x4000, 8, 0x40000000 | 0x10e7)           # huge pmd, PAT bit set
+put(0x5000, 9, 0x8000000012345067)             # pte
+put(0x5000, 10, 0x12346067)                    # contiguous with pte 9
+put(0x5000, 11, swp(1, 0x3e))                  # a swap entry
+put(0x5000, 12, protnone(0x12347))             # PROT_NONE, PFN follows 10
+put(0x5000, 13, swp(30, 2))                    # pfscale-busy marker
+put(0x5000, 14, 0x22222067)                    # not PFN-contiguous
+put(0x5000, 15, 0x22223267)                    # special (zero page)
+p5, p4 = d.Paging(5, "synthetic"), d.Paging(4, "synthetic")
+
+steps, res = d.walk_tables(0x1000, va5, p5, entry)
+check("5-level walk: pgd p4d pud pmd pte, phys",
+      ([s[0] for s in steps], res),
+      (["pgd", "p4d", "pud", "pmd", "pte"], (0x12345234, 12)))
+steps, res = d.walk_tables(0x1000, va5 + (1 << 21), p5, entry)
+check("huge pmd with the PAT bit: ends at the pmd, 2M page",
+      (steps[-1][0], res), ("pmd", (0x40000000 + 0x9234, 21)))
+steps, res = d.walk_tables(0x1000, va5 + (3 << 12), p5, entry)
+check("PROT_NONE pte is present, its inverted PFN decoded",
+      res, (0x12347234, 12))
+check("PROT_NONE pte's flags", d.flag_names(steps[-1][3], kinds),
+      "protnone accessed dirty")
+steps, res = d.walk_tables(0x1000, va5 + (2 << 12), p5, entry)
+check("swap pte: not present, decoded",
+      (res, d.flag_names(steps[-1][3], kinds)),
+      (None, "not present: swap entry type 1 offset 0x3e"))
+va4 = va5 & ((1 << 48) - 1)
+steps, res = d.walk_tables(0x2000, va4, p4, entry)
+check("4-level walk from the same p4d table",
+      ([s[0] for s in steps], res),
+      (["pgd", "pud", "pmd", "pte"], (0x12345234, 12)))
+
+check("swap entry with soft-dirty and exclusive",
+      d.swap_entry(swp(1, 0x1234, 1 << 3 | 1 << 1), kinds),
+      {"kind": "swap", "type": 1, "offset": 0x1234,
+       "flags": ["soft-dirty", "exclusive"]})
+check("pte marker pfscale-busy", d.flag_names(swp(30, 2), kinds),
+      "not present: pte marker pfscale-busy")
+got = d.swap_entry(swp(29, 0x3f5e2 | 1 << 34), kinds, 34)
+check("migration entry: pfn and young bit", (got["pfn"], got["flags"]),
+      (0x3f5e2, ["young"]))
+check("swapin-error entry", d.flag_names(swp(31, 0), kinds),
+      "not present: swapin-error entry")
+check("none", d.flag_names(0, kinds), "not present: none")
+
+lo = va5 & ~((1 << 21) - 1)
+absent = {}
+runs = d.range_runs(0x1000, lo, lo + (2 << 21), p5, table, kinds, absent)
+check("runs: contiguous in VA and PFN, PROT_NONE included, special pages counted, huge leaf",
+      runs, [(lo + (9 << 12), 0x12345, 2, {12: 2}, 0),
+             (lo + (12 << 12), 0x12347, 1, {12: 1}, 0),
+             (lo + (14 << 12), 0x22222, 2, {12: 2}, 1),
+             (lo + (1 << 21), 0x40000, 512, {21: 1}, 0)])
+check("not present counted by kind", absent, {"swap": 1, "pte-marker": 1})
+check("pagemap's view merges by the same rule",
+      d.runs_from_pagemap([(0x1000, 5), (0x2000, 6), (0x3000, None),
+                           (0x4000, 8), (0x5000, 10)]),
+      [(0x1000, 5, 2), (0x4000, 8, 1), (0x5000, 10, 1)])
+
+vm = {"read": 1, "write": 2, "exec": 4, "shared": 8, "mayshare": 0x80}
+check("perms: MAP_SHARED read-only file (VM_MAYSHARE, no VM_SHARED) is s",
+      d.perms(0x1 | 0x80, vm), "r--s")
+check("perms: private writable is p", d.perms(0x1 | 0x2 | 0x8 * 0, vm),
+      "rw-p")
+check("pgoff: bytes for a file VMA, 0 for anonymous",
+      (d.pgoff_bytes(3, True), d.pgoff_bytes(0x7f00000, False)),
+      (0x3000, 0))
+try:
+    d.Paging(3)
+    check("3-level paging refused", "accepted", "refused")
+except d.DecodeError:
+    check("3-level paging refused", "refused", "refused")
+
+print("1..{}".format(len(checks)))
+for name, ok, got, want in checks:
+    if ok:
+        print("ok - decode: {}".format(name))
+    else:
+        print("not ok - decode: {} (got {!r}, want {!r})".format(name, got,
+                                                               want))

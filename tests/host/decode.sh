@@ -1,0 +1,4 @@
+#!/bin/bash
+# Host-side unit test of the gdb helpers' pure decoding (plain python3, no
+# gdb, no guest): tests/host/decode.py prints the TAP.
+exec python3 "$(dirname "$0")/decode.py"

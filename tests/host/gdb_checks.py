@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+# The JSON checks of tests/host/gdb.sh, one named function each, so that
+# gdb.sh has no Python in strings:
+#
+#   gdb_checks.py CHECK ARG...
+#
+# exits 0 if the check holds, 1 (with the reason on stdout) if not; the
+# JSON arguments are the gdb commands' --json output.
+import json
+import sys
+
+
+class Fail(Exception):
+    pass
+
+
+def want(cond, why):
+    if not cond:
+        raise Fail(why)
+
+
+def js(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise Fail("not JSON: {!r}".format(text[:200]))
+
+
+def lines(text):
+    return [js(x) for x in text.splitlines() if x.strip()]
+
+
+def regions(text):
+    """{tgid: (lo, hi)} from "PID START END" lines."""
+    out = {}
+    for line in text.splitlines():
+        pid, lo, hi = line.split()
+        out[int(pid)] = (int(lo, 16), int(hi, 16))
+    return out
+
+
+def in_region(loss, regs):
+    lo_hi = regs.get(loss["tgid"])
+    return lo_hi is not None and lo_hi[0] <= int(loss["address"], 16) < lo_hi[1]
+
+
+CHECKS = {}
+
+
+def check(fn):
+    CHECKS[fn.__name__] = fn
+    return fn
+
+
+@check
+def thp_walk(walk, pfn0):
+    """pf-walk in the THP region (page 5 + 0x123): a 2M huge pmd, PFN =
+    pagemap's page 0 + 5, and that physical address."""
+    w = js(walk)
+    pfn = int(pfn0) + 5
+    want(w["present"] and w["leaf_level"] == "pmd" and
+         w["page_size"] == "2M", "not a present 2M pmd leaf")
+    want("huge" in w["steps"][-1]["flags"].split(), "no huge flag")
+    want(w["pfn"] == pfn, "pfn {} != {}".format(w["pfn"], pfn))
+    want(int(w["phys"], 16) == pfn * 4096 + 0x123, "phys " + w["phys"])
+
+
+@check
+def swap_walk(walk, swapped, swp_type, offset):
+    """pf-walk on a paged-out page: its pte a swap entry whose type and
+    offset equal pagemap's (8 pages were paged out)."""
+    w = js(walk)
+    sw = w["steps"][-1].get("swap", {})
+    want(int(swapped) == 8, "the helper paged out {} pages".format(swapped))
+    want(not w["present"] and w["steps"][-1]["level"] == "pte",
+         "not a non-present pte")
+    want(sw.get("kind") == "swap", "kind {}".format(sw.get("kind")))
+    want(sw.get("type") == int(swp_type), "type {} != {}".format(
+        sw.get("type"), swp_type))
+    want(sw.get("offset") == int(offset, 16) and sw["offset"] > 0,
+         "offset {} != {}".format(sw.get("offset"), offset))
+
+
+@check
+def swap_range(rng):
+    """pf-range over the 8 paged-out pages: none present, 8 swap."""
+    r = js(rng)
+    want(r["present_pages"] == 0 and r["runs"] == [], "present pages")
+    want(r["not_present"] == {"swap": 8}, "not_present {}".format(
+        r["not_present"]))
+
+
+@check
+def four_levels(walk):
+    """levels 4 from CR4.LA57=0 and __pgtable_l5_enabled=0, 4 steps."""
+    w = js(walk)
+    want(w["levels"] == 4, "levels {}".format(w["levels"]))
+    want([s["level"] for s in w["steps"]] == ["pgd", "pud", "pmd", "pte"],
+         "steps {}".format([s["level"] for s in w["steps"]]))
+    want("CR4.LA57=0" in w["levels_source"] and
+         "__pgtable_l5_enabled=0" in w["levels_source"], w["levels_source"])
+
+
+@check
+def counters_counted(counters):
+    """pf-counters --json: anon_fault_locked > 0."""
+    c = js(counters)["counters"]
+    want(c.get("anon_fault_locked", 0) > 0, "anon_fault_locked {}".format(
+        c.get("anon_fault_locked")))
+
+
+@check
+def rss_threads(rss, pid, nthreads):
+    """pf-rss --json: the pid and all its threads."""
+    r = js(rss)
+    pids = [t["pid"] for t in r["threads"]]
+    want(r["pid"] == int(pid) and int(pid) in pids, "pid {}".format(pid))
+    want(len(pids) == int(nthreads), "{} threads, want {}".format(
+        len(pids), nthreads))
+
+
+@check
+def rss_split_anon(rss, touched):
+    """pf-rss --json: split anon pages >= the pages touched."""
+    r = js(rss)
+    want(r["split_counters"]["anonpages"] >= int(touched),
+         "anonpages {}".format(r["split_counters"]["anonpages"]))
+
+
+@check
+def mm_vmas(mm):
+    """Print pf-mm --json's VMAs as "START END PERMS" lines (for a diff
+    against maps); fails only on bad JSON."""
+    for v in js(mm)["vmas"]:
+        print(v["start"], v["end"], v["perms"])
+
+
+@check
+def mm_rss(mm, rss_mm, rss_split):
+    """pf-mm --json: rss_mm and rss_split equal the guest's."""
+    r = js(mm)["rss"]
+    want((r["rss_mm"], r["rss_split"]) == (int(rss_mm), int(rss_split)),
+         "pf-mm {} {}, guest {} {}".format(r["rss_mm"], r["rss_split"],
+                                           rss_mm, rss_split))
+
+
+@check
+def mm_threads(mm, pid, nthreads):
+    """pf-mm --json: the threads are mm_users, map_count the tree's VMAs,
+    the mmap_lock decoded, page tables allocated."""
+    r = js(mm)
+    pids = [t["pid"] for t in r["threads"]]
+    want(r["pid"] == int(pid) and int(pid) in pids, "pid")
+    want(len(pids) == int(nthreads) == r["mm_users"],
+         "{} threads, want {}, mm_users {}".format(len(pids), nthreads,
+                                                  r["mm_users"]))
+    in_tree = len([v for v in r["vmas"] if v["kind"] != "gate"])
+    want(r["map_count"] == in_tree, "map_count {} vs {} VMAs".format(
+        r["map_count"], in_tree))
+    want(r["mmap_lock"]["state"], "no mmap_lock state")
+    want(r["pgtables_bytes"] > 0, "pgtables_bytes 0")
+
+
+@check
+def three_losses(watch):
+    """pf-race-watch --count 3 --json: 3 reports of *_lost counters."""
+    ls = lines(watch)
+    want(len(ls) == 3, "{} reports".format(len(ls)))
+    want(all(x["counter"].endswith("_lost") for x in ls),
+         "counters {}".format([x["counter"] for x in ls]))
+
+
+@check
+def losses_in_regions(watch, regs):
+    """Every loss is in the region of its tgid's helper, its found PTE
+    present."""
+    ls, rg = lines(watch), regions(regs)
+    want(ls, "no loss")
+    for x in ls:
+        want(in_region(x, rg), "address {} of tgid {} outside {}".format(
+            x["address"], x["tgid"], rg))
+        want(x["found_present"] and int(x["found"], 16) & 1,
+             "found {} not present".format(x["found"]))
+
+
+def one_loss(watch, regs, counter, holds, why):
+    ls, rg = lines(watch), regions(regs)
+    want(len(ls) == 1, "{} reports".format(len(ls)))
+    x = ls[0]
+    want(x["counter"] == counter, "counter {}".format(x["counter"]))
+    want(in_region(x, rg), "address {} of tgid {} outside {}".format(
+        x["address"], x["tgid"], rg))
+    want(holds(x), why + ": {}".format(json.dumps(x)[:300]))
+
+
+@check
+def swapin_loss(watch, regs):
+    """A swapin_lost loss expected its swap PTE and found the winner's
+    present page."""
+    one_loss(watch, regs, "swapin_lost", lambda x: x["expected_flags"]
+             .startswith("not present: swap entry type ") and
+             x["found_present"] and x.get("found_level", "pte") == "pte",
+             "not a swap entry replaced by a present pte")
+
+
+@check
+def populate_loss(watch, regs):
+    """A pte_table_cmpxchg_lost loss found the winner's pmd (a present
+    table), expected none, and took its address from the fault."""
+    one_loss(watch, regs, "pte_table_cmpxchg_lost", lambda x:
+             x["found_level"] == "pmd" and int(x["expected"], 16) == 0 and
+             x["found_present"] and not int(x["found"], 16) & 0x80 and
+             x["source"] != "cr2", "not the winner's pte table")
+
+
+@check
+def busy_loss(watch, regs):
+    """A busy_pte_fault expected a PTE parked as pfscale-busy."""
+    one_loss(watch, regs, "busy_pte_fault", lambda x: x["expected_flags"] ==
+             "not present: pte marker pfscale-busy", "not a busy marker")
+
+
+@check
+def lost_moved(before, after, least):
+    """The *_lost counters moved by at least LEAST."""
+    b, a = js(before)["counters"], js(after)["counters"]
+    d = sum(a[n] - b[n] for n in a if n.endswith("_lost"))
+    print(d)
+    want(d >= int(least), "moved by {}".format(d))
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in CHECKS:
+        print("usage: gdb_checks.py {} ARG...".format("|".join(CHECKS)))
+        return 2
+    try:
+        CHECKS[argv[1]](*argv[2:])
+    except Fail as e:
+        print("{}: {}".format(argv[1], e))
+        return 1
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        print("{}: malformed output: {}: {}".format(argv[1],
+                                                    type(e).__name__, e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
