@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include "tap.h"
 
@@ -273,6 +274,39 @@ static inline int write_file(const char *path, const char *s)
 	return ret;
 }
 
+/*
+ * All of @path into @buf (at most @len - 1 bytes, NUL-terminated), with
+ * read() rather than stdio: no buffer of its own to fault in. The length,
+ * or -errno.
+ */
+static inline long slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	long n = 0, r;
+
+	if (fd < 0)
+		return -errno;
+	while ((r = read(fd, buf + n, len - 1 - n)) > 0)
+		n += r;
+	close(fd);
+	buf[n] = 0;
+	return r < 0 ? -errno : n;
+}
+
+/*
+ * Park for good in pause(2), by a raw syscall: no libc wrapper frame, so a
+ * debugger sees the thread in the kernel at a known place.
+ */
+static inline void raw_pause_forever(void)
+{
+	for (;;) {
+		long ret;
+
+		asm volatile("syscall" : "=a"(ret) : "a"((long)SYS_pause)
+			     : "rcx", "r11", "memory");
+	}
+}
+
 #define PFSCALE_RSS "/sys/kernel/debug/pfscale/rss"
 
 /*
@@ -287,9 +321,7 @@ static inline void rss_agree_check(const char *what)
 {
 	static char buf[16 * 1024];
 	long split = -1, scan = -1;
-	ssize_t n, len = 0;
 	char pid[16], *p;
-	int fd;
 
 	if (access(PFSCALE_RSS, F_OK)) {
 		tap_skip("%s: RSS counters against the page tables (no pfscale rss file in this kernel)",
@@ -299,13 +331,8 @@ static inline void rss_agree_check(const char *what)
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (write_file(PFSCALE_RSS, pid))
 		tap_bail("write " PFSCALE_RSS);
-	fd = open(PFSCALE_RSS, O_RDONLY);
-	if (fd < 0)
-		tap_bail("open " PFSCALE_RSS);
-	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += n;
-	close(fd);
-	buf[len] = 0;
+	if (slurp(PFSCALE_RSS, buf, sizeof(buf)) < 0)
+		tap_bail("read " PFSCALE_RSS);
 	p = strstr(buf, "\nrss_split ");
 	if (p)
 		split = atol(p + 11);

@@ -28,16 +28,6 @@
 static pthread_barrier_t bar;
 static char cbuf[16384], rbuf[16384], obuf[65536];
 
-static void raw_pause_forever(void)
-{
-	for (;;) {
-		long ret;
-
-		asm volatile("syscall" : "=a"(ret) : "a"((long)SYS_pause)
-			     : "rcx", "r11", "memory");
-	}
-}
-
 static void *worker(void *arg)
 {
 	long i = (long)arg, n = 4 + 3 * i, k;
@@ -51,20 +41,6 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&bar);
 	raw_pause_forever();
 	return NULL;
-}
-
-static long slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	long n = 0, r;
-
-	if (fd < 0)
-		return -errno;
-	while ((r = read(fd, buf + n, len - 1 - n)) > 0)
-		n += r;
-	close(fd);
-	buf[n] = 0;
-	return r < 0 ? -errno : n;
 }
 
 /* Append each line of s to obuf as "CRASHFIG <tag> <line>". */

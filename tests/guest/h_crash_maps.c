@@ -24,16 +24,6 @@
 
 static char mbuf[262144], obuf[327680];
 
-static void raw_pause_forever(void)
-{
-	for (;;) {
-		long ret;
-
-		asm volatile("syscall" : "=a"(ret) : "a"((long)SYS_pause)
-			     : "rcx", "r11", "memory");
-	}
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "h_crash_maps: %s: %s\n", what, strerror(errno));

@@ -57,16 +57,6 @@ struct region {
 static struct region regions[16];
 static int nregions;
 
-static void raw_pause_forever(void)
-{
-	for (;;) {
-		long ret;
-
-		asm volatile("syscall" : "=a"(ret) : "a"((long)SYS_pause)
-			     : "rcx", "r11", "memory");
-	}
-}
-
 static void die(const char *what)
 {
 	printf("PARITY error %s: %s\n", what, strerror(errno));
@@ -94,20 +84,6 @@ static void *worker(void *arg)
 static void add_region(const char *name, void *start, unsigned long len)
 {
 	regions[nregions++] = (struct region){ name, start, len };
-}
-
-static long slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	long n = 0, r;
-
-	if (fd < 0)
-		return -errno;
-	while ((r = read(fd, buf + n, len - 1 - n)) > 0)
-		n += r;
-	close(fd);
-	buf[n] = 0;
-	return r < 0 ? -errno : n;
 }
 
 static void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

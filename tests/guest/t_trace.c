@@ -83,6 +83,20 @@ static void trace_write(const char *file, const char *s)
 	}
 }
 
+/*
+ * The pfscale events @on ("1") or off ("0"), an empty buffer, tracing on;
+ * then the counters, read while tracing is on, so that no loss counted
+ * after this reading goes untraced.
+ */
+static void trace_start(const char *on, struct counters *before)
+{
+	trace_write("tracing_on", "0");
+	trace_write("events/pfscale/enable", on);
+	trace_write("trace", "");
+	trace_write("tracing_on", "1");
+	read_counters(before);
+}
+
 /* Events lost to the ring buffer (overrun or dropped), over all CPUs. */
 static long trace_overrun(void)
 {
@@ -275,19 +289,12 @@ int main(int argc, char **argv)
 	area = map_aligned(SLICES * MB2, MB2);
 	mprotect(area, SLICES * MB2, PROT_NONE);
 
-	/*
-	 * Counting on (the events fire either way), events on, an empty
-	 * buffer big enough for every event of a round; the counters are
-	 * read while tracing is on, so no loss falls between the two.
-	 */
+	/* Counting on (the events fire either way); room for a round's events. */
 	if (write_file(COUNTERS_ENABLE, "1"))
 		tap_bail("write " COUNTERS_ENABLE);
 	trace_write("tracing_on", "0");
 	trace_write("buffer_size_kb", "4096");
-	trace_write("events/pfscale/enable", "1");
-	trace_write("trace", "");
-	trace_write("tracing_on", "1");
-	read_counters(&before);
+	trace_start("1", &before);
 	t0 = now();
 	do {
 		race_area(area, n);
@@ -322,10 +329,7 @@ int main(int argc, char **argv)
 		  k.bad_fit, k.bad_fit ? ", first: " : "", k.first_bad);
 
 	/* Events off: counters still move, nothing is recorded. */
-	trace_write("events/pfscale/enable", "0");
-	trace_write("trace", "");
-	trace_write("tracing_on", "1");
-	read_counters(&before);
+	trace_start("0", &before);
 	t0 = now();
 	do {
 		race_area(area, n);
