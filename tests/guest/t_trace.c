@@ -90,9 +90,15 @@ static void trace_write(const char *file, const char *s)
  */
 static void trace_start(const char *on, struct counters *before)
 {
+	int fd;
+
 	trace_write("tracing_on", "0");
 	trace_write("events/pfscale/enable", on);
-	trace_write("trace", "");
+	/* Opening it with O_TRUNC empties the buffer (a write does not). */
+	fd = open(TRACING "/trace", O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		tap_bail("open " TRACING "/trace O_TRUNC");
+	close(fd);
 	trace_write("tracing_on", "1");
 	read_counters(before);
 }
