@@ -31,7 +31,7 @@ BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs run test test-kasan test-generic soak shell bench clean
+.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench clean
 all: run
 
 deps:
@@ -68,6 +68,15 @@ $(BUILD)/guest/%: debugfs-tools/%.c | deps
 $(BUILD)/guest/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
+
+# The QEMU TCG plugin that counts instructions and cache-line transfers
+# between guest markers (qemu/boot.sh -P), built with the host compiler
+# against the API declarations in qemu/plugin/ (Debian ships no header).
+PLUGIN := $(BUILD)/pfcost.so
+plugin: $(PLUGIN)
+$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -g -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
 
 # The initramfs needs of the kernel only the tree its mm selftests are built
 # from: it depends on the path file (not the phony kernel-test, which would
