@@ -17,9 +17,9 @@ DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc ma
 	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file \
 	gnuplot-nox
 
-GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest
+GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Ibench
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
-GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss
+GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss $(BUILD)/guest/pfcost
 # h_*.c: guest helpers that host-side tests (gdb, crash) drive; not run by guest/run/tests.
 GUEST_HELPERS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/h_*.c))
 GUEST_BENCH := $(BUILD)/guest/pfbench
@@ -57,7 +57,7 @@ kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+gene
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
 $(BUILD)/kernel-test.path: kernel-test ;
 
-$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h | deps
+$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
@@ -65,7 +65,7 @@ $(BUILD)/guest/%: debugfs-tools/%.c | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: bench/%.c | deps
+$(BUILD)/guest/%: bench/%.c bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 

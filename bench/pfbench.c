@@ -5,7 +5,12 @@
  * (atomic fault path off/on x pfscale counters off/on, switched through
  * debugfs in this same boot) it runs for SECS seconds and prints
  *
- *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds>
+ *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds> <interval>
+ *
+ * Each run executes the pfcost markers (bench/pfcost.h) around it, from
+ * before the workers start to after they are joined: <interval> is the
+ * number of the pfcost plugin's record that counted it (1, 2, ...: this
+ * program must be the only one in the boot that executes markers).
  *
  * page_fault1   each thread: mmap 128 MiB anonymous, write every page, munmap
  * page_fault2   each thread: the same on a private mapping of its tmpfs file
@@ -27,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pfcost.h"
+
 #define PAGE 4096UL
 #define REGION (128UL << 20)
 #define DBG "/sys/kernel/debug/pfscale/"
@@ -39,6 +46,7 @@ static const char *const bench_name[NR_BENCH] = {
 static volatile int stop;
 static pthread_barrier_t start_bar, end_bar;
 static char *volatile shared_region;
+static int intervals;		/* pfcost intervals ended so far */
 
 struct worker {
 	pthread_t tid;
@@ -147,6 +155,7 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 			die("pthread_create");
 	}
 	t0 = now();
+	pfcost_mark();
 	if (b == SAME) {
 		do {
 			shared_region = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
@@ -171,6 +180,8 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 		pthread_join(w[i].tid, NULL);
 		total += w[i].faults;
 	}
+	pfcost_mark();
+	intervals++;
 	pthread_barrier_destroy(&start_bar);
 	pthread_barrier_destroy(&end_bar);
 	return total;
@@ -240,8 +251,9 @@ int main(int argc, char **argv)
 							return 1;
 						}
 						f = run(b, threads[t], secs, &elapsed);
-						printf("BENCH %s %d %d %d %d %ld %.4f\n", bench_name[b],
-						       threads[t], a, have_counters ? c : 1, rep, f, elapsed);
+						printf("BENCH %s %d %d %d %d %ld %.4f %d\n", bench_name[b],
+						       threads[t], a, have_counters ? c : 1, rep, f, elapsed,
+						       intervals);
 						fflush(stdout);
 					}
 		}

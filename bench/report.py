@@ -18,7 +18,9 @@ def parse(log):
             line = line.strip().replace('\r', '')
             if not line.startswith('BENCH '):
                 continue
-            _, name, threads, atomic, counters, rep, faults, secs = line.split()
+            # an 8th field, the pfcost interval, came with the plugin
+            _, name, threads, atomic, counters, rep, faults, secs = \
+                line.split()[:8]
             key = (name, int(threads), int(atomic), int(counters))
             runs.setdefault(key, {})[int(rep)] = int(faults) / float(secs)
     return runs
