@@ -102,6 +102,7 @@ struct sym {
 static struct sym *syms;
 static size_t nr_syms;
 static uint64_t image_end;		/* _end */
+static uint64_t fault_entry;		/* exc_page_fault: one entry per page fault */
 /* Code ids past the symbols: user code and kernel code outside the image. */
 #define CODE_USER (nr_syms)
 #define CODE_UNKNOWN (nr_syms + 1)
@@ -111,7 +112,7 @@ static uint64_t image_end;		/* _end */
 struct tb_info {
 	uint32_t insns;
 	uint32_t code;
-	unsigned char user, spin;
+	unsigned char user, spin, fault_entry;
 };
 struct insn_info {
 	uint64_t pc;
@@ -130,6 +131,7 @@ struct hot_line {
  */
 struct vcpu {
 	uint64_t insns_user, insns_kernel, spin_user, spin_kernel;
+	uint64_t faults;		/* entries to exc_page_fault */
 	uint64_t loads, stores, rmw, atomics, io, out_of_range;
 	uint64_t xfer_load, xfer_store, xfer_store_dirty;
 	uint64_t class_xfer[NR_CLASSES];
@@ -207,6 +209,8 @@ static int load_map(const char *path)
 			continue;
 		if (!strcmp(name, "_end"))
 			image_end = addr;
+		if (!strcmp(name, "exc_page_fault"))
+			fault_entry = addr;
 		if (addr < KERNEL_START || type == 'a' || type == 'A')
 			continue;
 		if (nr_syms == cap) {
@@ -328,6 +332,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	t->code = code_of(pc0);
 	t->user = pc0 < KERNEL_START;
 	t->spin = t->code < nr_syms && syms[t->code].spin;
+	t->fault_entry = fault_entry && pc0 == fault_entry;
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const unsigned char *b = qemu_plugin_insn_data(insn);
@@ -372,6 +377,8 @@ static void tb_exec(unsigned int vcpu, void *udata)
 			v->spin_kernel += t->insns;
 	}
 	v->code_insns[t->code] += t->insns;
+	if (t->fault_entry)
+		v->faults++;
 }
 
 static enum data_class classify(const struct insn_info *ii, uint64_t vaddr, long *sym)
@@ -552,24 +559,36 @@ static int ranked_cmp(const void *a, const void *b)
 	return x->n < y->n ? 1 : x->n > y->n ? -1 : (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* The top_n codes by the sum over vCPUs of one per-vCPU array, as JSON. */
-static void put_top(const char *key, size_t offset, int data)
+/*
+ * The codes (or data symbols) with a count in the per-vCPU array at
+ * @offset, by the sum over vCPUs, largest first; the caller frees *@r.
+ */
+static size_t rank_codes(size_t offset, struct ranked **r)
 {
-	struct ranked *r = calloc(NR_CODES, sizeof(*r));
-	size_t i, k, n = 0;
+	size_t i, n = 0;
 	int j;
 
-	if (!r)
-		return;
+	*r = calloc(NR_CODES, sizeof(**r));
+	if (!*r)
+		return 0;
 	for (i = 0; i < NR_CODES; i++) {
 		uint64_t sum = 0;
 
 		for (j = 0; j < nr_vcpus; j++)
 			sum += (*(uint64_t **)((char *)&vcpus[j] + offset))[i];
 		if (sum)
-			r[n++] = (struct ranked){ i, sum };
+			(*r)[n++] = (struct ranked){ i, sum };
 	}
-	qsort(r, n, sizeof(*r), ranked_cmp);
+	qsort(*r, n, sizeof(**r), ranked_cmp);
+	return n;
+}
+
+/* The top_n of rank_codes() as a JSON list. */
+static void put_top(const char *key, size_t offset, int data)
+{
+	struct ranked *r;
+	size_t k, n = rank_codes(offset, &r);
+
 	fprintf(out, ",\"%s\":[", key);
 	for (k = 0; k < n && k < (size_t)top_n; k++)
 		fprintf(out, "%s{\"%s\":\"%s\",\"n\":%" PRIu64 "}", k ? "," : "",
@@ -653,6 +672,50 @@ static uint64_t sum_at(size_t offset)
 }
 #define SUM(field) sum_at(offsetof(struct vcpu, field))
 
+/* print=on: the interval in a few lines, per page fault when there were any. */
+static void print_interval(uint64_t xfer, double secs)
+{
+	uint64_t faults = SUM(faults), insns = SUM(insns_user) + SUM(insns_kernel);
+	char msg[1024];
+	struct ranked *r;
+	size_t k, n, len;
+
+	snprintf(msg, sizeof(msg), "pfcost: interval %lu, %.2f s: %" PRIu64 " instructions (%"
+		 PRIu64 " kernel, %" PRIu64 " spinning), %" PRIu64 " line transfers, %" PRIu64
+		 " page faults\n", seq, secs, insns, SUM(insns_kernel),
+		 SUM(spin_user) + SUM(spin_kernel), xfer, faults);
+	qemu_plugin_outs(msg);
+	if (faults) {
+		snprintf(msg, sizeof(msg), "pfcost:   per page fault: %.0f instructions, %.2f line"
+			 " transfers\n", (double)insns / faults, (double)xfer / faults);
+		qemu_plugin_outs(msg);
+	}
+	n = rank_codes(offsetof(struct vcpu, code_xfer), &r);
+	len = snprintf(msg, sizeof(msg), "pfcost:   top transfer sites:");
+	for (k = 0; k < n && k < 4 && len < sizeof(msg); k++)
+		len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", code_name(r[k].idx),
+				100.0 * r[k].n / (xfer ? xfer : 1));
+	free(r);
+	len += snprintf(msg + len, sizeof(msg) - len, "; data:");
+	for (k = 0; k < NR_CLASSES && len < sizeof(msg); k++) {
+		uint64_t c = sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
+
+		if (c * 20 >= xfer && c)	/* classes with 5% or more */
+			len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", class_name[k],
+					100.0 * c / xfer);
+	}
+	n = rank_codes(offsetof(struct vcpu, data_xfer), &r);
+	if (n && len < sizeof(msg))
+		len += snprintf(msg + len, sizeof(msg) - len, "; static:");
+	for (k = 0; k < n && k < 3 && len < sizeof(msg); k++)
+		len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", code_name(r[k].idx),
+				100.0 * r[k].n / (xfer ? xfer : 1));
+	free(r);
+	if (len < sizeof(msg) - 1)
+		strcpy(msg + len, "\n");
+	qemu_plugin_outs(msg);
+}
+
 static void stop_interval(void)
 {
 	double secs;
@@ -663,10 +726,10 @@ static void stop_interval(void)
 	secs = now() - t_start;
 	/* a load still waiting on the marker's vCPU is dropped; so are the others' */
 	xfer = SUM(xfer_load) + SUM(xfer_store);
-	fprintf(out, "{\"seq\":%lu,\"vcpus\":%d,\"host_secs\":%.6f,"
+	fprintf(out, "{\"seq\":%lu,\"vcpus\":%d,\"host_secs\":%.6f,\"page_faults\":%" PRIu64 ","
 		"\"insns\":{\"user\":%" PRIu64 ",\"kernel\":%" PRIu64 ",\"spin_user\":%"
 		PRIu64 ",\"spin_kernel\":%" PRIu64 "},",
-		seq, nr_vcpus, secs, SUM(insns_user), SUM(insns_kernel), SUM(spin_user),
+		seq, nr_vcpus, secs, SUM(faults), SUM(insns_user), SUM(insns_kernel), SUM(spin_user),
 		SUM(spin_kernel));
 	fprintf(out, "\"accesses\":{\"loads\":%" PRIu64 ",\"stores\":%" PRIu64 ",\"rmw\":%"
 		PRIu64 ",\"atomic\":%" PRIu64 ",\"io\":%" PRIu64 ",\"out_of_range\":%" PRIu64
@@ -692,14 +755,8 @@ static void stop_interval(void)
 	put_hot_lines();
 	fputs("}\n", out);
 	fflush(out);
-	if (print_summary) {
-		char msg[256];
-
-		snprintf(msg, sizeof(msg), "pfcost: interval %lu: %" PRIu64 " user + %" PRIu64
-			 " kernel instructions, %" PRIu64 " line transfers, %.2f s\n", seq,
-			 SUM(insns_user), SUM(insns_kernel), xfer, secs);
-		qemu_plugin_outs(msg);
-	}
+	if (print_summary)
+		print_interval(xfer, secs);
 }
 
 static void marker(unsigned int vcpu, void *kind)
