@@ -8,11 +8,14 @@
  *
  *   pfcost -- CMD [ARGS...]
  *
- * Exits with the command's status (128+N if a signal N killed it).
+ * Then prints one line, "pfcost: CMD: N minor faults, exit S" (the
+ * command's and its children's faults, getrusage), and exits with the
+ * command's status (128+N if a signal N killed it).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +23,7 @@
 
 int main(int argc, char **argv)
 {
+	struct rusage ru;
 	int status;
 	pid_t pid;
 
@@ -41,7 +45,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pfcost_mark();
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	status = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+	getrusage(RUSAGE_CHILDREN, &ru);
+	printf("pfcost: %s: %ld minor faults, exit %d\n", argv[2], ru.ru_minflt, status);
+	return status;
 }
