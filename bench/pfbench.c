@@ -48,12 +48,13 @@ static pthread_barrier_t start_bar, end_bar;
 static char *volatile shared_region;
 static int intervals;		/* pfcost intervals ended so far */
 
+/* A line each: the workers' fault counters must not bounce between CPUs. */
 struct worker {
 	pthread_t tid;
 	enum bench b;
 	int id, nthreads;
 	long faults;
-};
+} __attribute__((aligned(64)));
 
 static double now(void)
 {
