@@ -12,6 +12,7 @@
  *
  * out=FILE     every interval appends one JSON object (one line) to FILE
  * map=FILE     the guest kernel's System.map: names for code and static data
+ * cache=KB     the per-vCPU cache size of the model below (default 2048)
  * top=N        length of the top lists in the report (default 15)
  * print=on     also print a one-line summary per interval through QEMU's
  *              log (shown with -d plugin)
@@ -21,13 +22,16 @@
  * interval and starts the next at once (phases). Counting covers all vCPUs,
  * whichever vCPU executed the marker.
  *
- * Coherence model: every vCPU has an infinite private cache of 64-byte
- * lines of guest physical memory, MSI-like, with no evictions. A line is
- * held by a set of vCPUs, and is dirty when one vCPU wrote it and nobody
- * has read it since.
- *   - load by v: a hit if v holds the line; if another vCPU holds it dirty,
- *     one transfer (that vCPU's write moves to v; the line becomes clean
- *     and shared); a line nobody holds dirty is a fill, not a transfer;
+ * Coherence model: every vCPU has a private cache of 64-byte lines of guest
+ * physical memory, MSI-like. A line is held by a set of vCPUs, and is dirty
+ * when one vCPU wrote it and nobody has read it since. Capacity is
+ * approximated by age: the copies of a line count as evicted once the vCPU
+ * that last filled or dirtied it has filled more than cache=KB (default
+ * 2048, an L2) of other lines since; cache=0 makes the caches infinite.
+ *   - load by v: a hit if v holds the line; if another vCPU holds it dirty
+ *     (and it has not aged out), one transfer (that vCPU's write moves to
+ *     v; the line becomes clean and shared); a line nobody holds dirty is
+ *     a fill, not a transfer;
  *   - store by v: unless v is its only holder, one transfer (another vCPU
  *     held it, clean or dirty: an ownership transfer, however many copies
  *     it invalidates); v then holds it alone, dirty;
@@ -132,6 +136,7 @@ struct hot_line {
 struct vcpu {
 	uint64_t insns_user, insns_kernel, spin_user, spin_kernel;
 	uint64_t faults;		/* entries to exc_page_fault */
+	uint64_t fills, evicted;	/* lines fetched; of them, others' copies aged out */
 	uint64_t loads, stores, rmw, atomics, io, out_of_range;
 	uint64_t xfer_load, xfer_store, xfer_store_dirty;
 	uint64_t class_xfer[NR_CLASSES];
@@ -146,6 +151,11 @@ struct vcpu {
 static struct vcpu *vcpus;
 static int nr_vcpus;
 static uint64_t *lines;			/* NR_LINES states, mapped lazily */
+/* per line: (vCPU << STAMP_SHIFT) | its fills when it last filled or dirtied it */
+static uint64_t *stamps;
+#define STAMP_SHIFT 58
+#define STAMP_MASK ((1ULL << STAMP_SHIFT) - 1)
+static uint64_t cache_lines = (2048 << 10) >> LINE_SHIFT;	/* cache=KB, 0: infinite */
 static int active;
 static unsigned long seq;
 static double t_start;
@@ -427,27 +437,49 @@ static void transfer(struct vcpu *v, const struct insn_info *ii, uint64_t line, 
 }
 
 /* One access of one line by vCPU @vcpu under the coherence model above. */
+/*
+ * Whether the line's copies count as evicted: the vCPU that last filled or
+ * dirtied it has filled more than cache_lines other lines since.
+ */
+static int stale(uint64_t line)
+{
+	uint64_t st = __atomic_load_n(&stamps[line], __ATOMIC_RELAXED);
+	unsigned int last = st >> STAMP_SHIFT;
+
+	return cache_lines && last < (unsigned int)nr_vcpus &&
+	       vcpus[last].fills - (st & STAMP_MASK) > cache_lines;
+}
+
 static void line_access(unsigned int vcpu, struct vcpu *v, const struct insn_info *ii,
 			uint64_t line, uint64_t vaddr, int store)
 {
 	uint64_t *slot = &lines[line], me = 1ULL << vcpu, s, new;
-	int moved;
+	int moved, old;
 
 	s = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (store ? s == (me | DIRTY) : (s & me) != 0)
+		return;			/* a hit */
+	old = (s & ~me) && stale(line);
 	do {
 		if (store) {
 			if (s == (me | DIRTY))
 				return;
-			moved = (s & ~DIRTY & ~me) != 0;
+			moved = !old && (s & ~DIRTY & ~me) != 0;
 			new = me | DIRTY;
 		} else {
 			if (s & me)
 				return;
-			moved = (s & DIRTY) != 0;
-			new = (s & ~DIRTY) | me;
+			moved = !old && (s & DIRTY) != 0;
+			new = old ? me : (s & ~DIRTY) | me;
 		}
 	} while (!__atomic_compare_exchange_n(slot, &s, new, 0, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	if (!(s & me))
+		v->fills++;
+	__atomic_store_n(&stamps[line], ((uint64_t)vcpu << STAMP_SHIFT) | (v->fills & STAMP_MASK),
+			 __ATOMIC_RELAXED);
+	if (old)
+		v->evicted++;
 	if (!moved)
 		return;
 	if (store) {
@@ -542,6 +574,7 @@ static void start_interval(void)
 	}
 	/* every line back to "held by nobody", and its memory back to the host */
 	madvise(lines, NR_LINES * sizeof(*lines), MADV_DONTNEED);
+	madvise(stamps, NR_LINES * sizeof(*stamps), MADV_DONTNEED);
 	seq++;
 	t_start = now();
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
@@ -735,8 +768,10 @@ static void stop_interval(void)
 		PRIu64 ",\"atomic\":%" PRIu64 ",\"io\":%" PRIu64 ",\"out_of_range\":%" PRIu64
 		"},", SUM(loads), SUM(stores), SUM(rmw), SUM(atomics), SUM(io), SUM(out_of_range));
 	fprintf(out, "\"transfers\":{\"total\":%" PRIu64 ",\"load\":%" PRIu64 ",\"store\":%"
-		PRIu64 ",\"store_from_dirty\":%" PRIu64 ",\"hot_overflow\":%" PRIu64 "},",
-		xfer, SUM(xfer_load), SUM(xfer_store), SUM(xfer_store_dirty), SUM(hot_overflow));
+		PRIu64 ",\"store_from_dirty\":%" PRIu64 ",\"hot_overflow\":%" PRIu64
+		",\"fills\":%" PRIu64 ",\"aged_out\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "},",
+		xfer, SUM(xfer_load), SUM(xfer_store), SUM(xfer_store_dirty), SUM(hot_overflow),
+		SUM(fills), SUM(evicted), (cache_lines << LINE_SHIFT) >> 10);
 	fputs("\"by_class\":{", out);
 	for (c = 0; c < NR_CLASSES; c++)
 		fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", class_name[c], sum_at(offsetof(struct vcpu, class_xfer) + c * sizeof(uint64_t)));
@@ -788,7 +823,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 
 static int bad_arg(const char *arg)
 {
-	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, print=on|off)\n",
+	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off)\n",
 		arg);
 	return -1;
 }
@@ -814,6 +849,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			top_n = strtol(val, &end, 10);
 			if (*end || top_n < 1 || top_n > 1000)
 				return bad_arg(argv[i]);
+		} else if (klen == 5 && !strncmp(argv[i], "cache", 5)) {
+			char *end;
+			long kb = strtol(val, &end, 10);
+
+			if (!*val || *end || kb < 0 || kb > (1L << 30))
+				return bad_arg(argv[i]);
+			cache_lines = ((uint64_t)kb << 10) >> LINE_SHIFT;
 		} else if (klen == 5 && !strncmp(argv[i], "print", 5)) {
 			if (!strcmp(val, "on"))
 				print_summary = 1;
@@ -847,8 +889,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	/* 8 bytes per line of 64 GiB, reserved only: pages come on first touch */
 	lines = mmap(NULL, NR_LINES * sizeof(*lines), PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	stamps = mmap(NULL, NR_LINES * sizeof(*stamps), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	vcpus = aligned_alloc(64, nr_vcpus * sizeof(*vcpus));
-	if (lines == MAP_FAILED || !vcpus) {
+	if (lines == MAP_FAILED || stamps == MAP_FAILED || !vcpus) {
 		fprintf(stderr, "pfcost: out of memory\n");
 		return -1;
 	}
