@@ -6,6 +6,10 @@
 # turns of ping-pong on one line (plain stores and atomics), N for an RMW
 # instruction on a line the other vCPU wrote, about 0 for private lines.
 # Transfer counts do not depend on timing: each turn waits for the other.
+# The tolerance is 10%: the model orders accesses by the plugin's callbacks,
+# which QEMU runs just after each access, so an access of the other vCPU
+# that lands in between is seen in the other order and a transfer can be
+# lost (atomic ping-pong at full speed: 19049 of 20000 seen once).
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/pfcost.sh
 set -uo pipefail
@@ -30,7 +34,7 @@ report, lines = sys.argv[1], sys.argv[2]
 checks = [
     'pfcost: one plugin record per marked phase of h_pfcost_model (5)',
     'pfcost: instructions: a dec/jnz loop of K iterations is 2K user instructions (+0.1%), none of them spin',
-    'pfcost: ping-pong of one line for N turns (plain stores): 2N transfers on that line (+-5%)',
+    'pfcost: ping-pong of one line for N turns (plain stores): 2N transfers on that line (+-10%)',
     'pfcost: ping-pong with lock xadd: 2N transfers (an atomic RMW is one store)',
     'pfcost: RMW instructions (lock incq, addq $1,(mem)) on a line the other vCPU wrote: N transfers each, flag line 2N',
     'pfcost: threads storing to private lines N times: user-memory transfers under 1% of N',
@@ -66,7 +70,7 @@ def result(ok, text, detail):
     print('%s - %s (%s)' % ('ok' if ok else 'not ok', text, detail))
 
 
-def near(x, want, tol=0.05):
+def near(x, want, tol=0.10):
     return abs(x - want) <= tol * want
 
 
