@@ -30,6 +30,10 @@ BENCH_SECS ?= 1
 BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
+# BENCH_COST=1: count per-fault instructions and line transfers with the
+# pfcost plugin; BENCH_FLOOR=1: also run the unpatched perf kernel
+BENCH_COST ?= 1
+BENCH_FLOOR ?= 1
 
 .PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench clean
 all: run
@@ -48,7 +52,7 @@ deps:
 kernel: kernel-test
 # build/kernel-FLAVOUR.path is rewritten only when the artifact dir changes,
 # so that what depends on it (the initramfs) stays built on warm runs.
-kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+generic: kernel-%: deps
+kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+generic kernel-perf+unpatched: kernel-%: deps
 	@mkdir -p $(BUILD)
 	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path.new
 	@cmp -s $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path || \
@@ -153,10 +157,14 @@ soak: kernel-test $(BUILD)/initramfs.cpio
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/soak -s $(DURATION)
 
-# Benchmarks: the perf kernel (no debug options), one boot, ratios from it.
-bench: kernel-perf $(BUILD)/initramfs.cpio
+# Benchmarks: the perf kernel (no debug options), one boot, ratios from it;
+# per-fault counts from the pfcost plugin; the unpatched perf kernel as the
+# floor in a second boot.
+BENCH_FLOOR_KERNEL := $(if $(filter 1,$(BENCH_FLOOR)),kernel-perf+unpatched)
+bench: kernel-perf $(BENCH_FLOOR_KERNEL) $(BUILD)/initramfs.cpio $(PLUGIN)
 	bench/run.sh -k $$(cat $(BUILD)/kernel-perf.path) -i $(BUILD)/initramfs.cpio \
-		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) \
+		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) -C $(BENCH_COST) \
+		$(if $(BENCH_FLOOR_KERNEL),-u $$(cat $(BUILD)/kernel-perf+unpatched.path)) \
 		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) -o $(BUILD)/bench
 
 clean:
