@@ -6,23 +6,28 @@
 # boot, of the unpatched perf kernel, for the floor.
 #
 #   bench/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] [-s SECS]
-#                [-r REPS] [-t N:N:..] [-C 0|1] [-u UNPATCHED_ARTIFACT_DIR]
-#                -o OUTDIR
+#                [-r REPS] [-t N:N:..] [-p PASSES] [-C 0|1]
+#                [-u UNPATCHED_ARTIFACT_DIR] -o OUTDIR
+#
+# -p PASSES: each run makes PASSES passes over its region(s) instead of
+# running SECS seconds (fixed work: per-fault counts that do not depend on
+# the guest's speed).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/common.sh
 . "$top/scripts/common.sh"
-art= initrd= cpus=$(nproc) mem=3072 secs=1 reps=3 threads= out=$top/build/bench cost=1 floor=
-while getopts "k:i:c:m:s:r:t:o:C:u:" o; do
+art= initrd= cpus=$(nproc) mem=3072 secs=1 reps=3 threads= out=$top/build/bench cost=1 floor= passes=
+while getopts "k:i:c:m:s:r:t:o:C:u:p:" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
 	s) secs=$OPTARG ;; r) reps=$OPTARG ;; t) threads=$OPTARG ;; o) out=$OPTARG ;;
-	C) cost=$OPTARG ;; u) floor=$OPTARG ;;
-	*) sed -n '2,11s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	C) cost=$OPTARG ;; u) floor=$OPTARG ;; p) passes=$OPTARG ;;
+	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ -f "$art/bzImage" ] || die "no perf kernel in '$art'"
 case $cost in 0|1) ;; *) die "bad -C '$cost' (0 or 1)" ;; esac
+case $passes in '') ;; *[!0-9]*|0*) die "bad -p '$passes' (1 or more passes)" ;; esac
 [ -z "$floor" ] || [ -f "$floor/bzImage" ] || die "no unpatched perf kernel in '$floor'"
 mkdir -p "$out"
 log=$out/bench-console.log
@@ -33,7 +38,7 @@ rm -f "$out/pfcost.jsonl" "$out/pfcost-unpatched.jsonl" "$out/bench-unpatched-co
 bench_boot() {
 	local kart=$1 blog=$2 report=$3
 	"$top/qemu/boot.sh" -q -k "$kart/bzImage" -i "$initrd" -c "$cpus" -m "$mem" -t 5400 \
-		${report:+-P "$report"} -r bench -a "pfscale.bench=$secs,$reps${threads:+,$threads}" \
+		${report:+-P "$report"} -r bench -a "pfscale.bench=$secs,$reps,$threads${passes:+,$passes}" \
 		-l "$blog" 2> >(tee "$out/boot.err" >&2) ||
 		die "the benchmark boot failed (see $blog)"
 	grep -q '^BENCH ' "$blog" || die "no BENCH lines in $blog"
@@ -41,7 +46,9 @@ bench_boot() {
 
 report=
 [ "$cost" = 1 ] && report=$out/pfcost.jsonl
-note "pfbench: ${secs}s x $reps reps per configuration on $cpus vCPUs (console: $log${report:+, pfcost plugin: $report}); host load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+what="${secs}s"
+[ -n "$passes" ] && what="$passes passes"
+note "pfbench: $what x $reps reps per configuration on $cpus vCPUs (console: $log${report:+, pfcost plugin: $report}); host load now: $(cut -d' ' -f1-3 /proc/loadavg)"
 bench_boot "$art" "$log" "$report"
 accel=$(sed -n 's/.*pfscale: qemu (\([a-z]*\),.*/\1/p' "$out/boot.err" | head -1)
 floor_args=()
