@@ -34,6 +34,9 @@ BENCH_THREADS ?=
 # pfcost plugin; BENCH_FLOOR=1: also run the unpatched perf kernel
 BENCH_COST ?= 1
 BENCH_FLOOR ?= 1
+# passes over the region per run instead of BENCH_SECS: fixed work, so the
+# plugin's per-fault counts do not depend on the guest's speed
+BENCH_PASSES ?= $(if $(filter 1,$(BENCH_COST)),1)
 
 .PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench clean
 all: run
@@ -165,7 +168,8 @@ bench: kernel-perf $(BENCH_FLOOR_KERNEL) $(BUILD)/initramfs.cpio $(PLUGIN)
 	bench/run.sh -k $$(cat $(BUILD)/kernel-perf.path) -i $(BUILD)/initramfs.cpio \
 		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) -C $(BENCH_COST) \
 		$(if $(BENCH_FLOOR_KERNEL),-u $$(cat $(BUILD)/kernel-perf+unpatched.path)) \
-		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) -o $(BUILD)/bench
+		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) $(if $(BENCH_PASSES),-p $(BENCH_PASSES)) \
+		-o $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)
