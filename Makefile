@@ -95,10 +95,12 @@ $(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scrip
 		> $(BUILD)/selftests.list
 	scripts/initramfs.sh $@ $(GUEST_PROGS) $$(cat $(BUILD)/selftests.list)
 
-# The main job: boot the patched kernel and run the race demo.
-run: kernel-test $(BUILD)/initramfs.cpio
-	qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage -i $(BUILD)/initramfs.cpio \
-		-c $(SMP) -m $(MEM) -r demo -l $(BUILD)/run-console.log
+# The main job: boot the patched kernel and run the race demo, under the
+# pfcost plugin, which prints each path's cost per page fault.
+run: kernel-test $(BUILD)/initramfs.cpio $(PLUGIN)
+	PFSCALE_PFCOST_ARGS=print=on qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage \
+		-i $(BUILD)/initramfs.cpio -c $(SMP) -m $(MEM) -r demo -l $(BUILD)/run-console.log \
+		-P $(BUILD)/run-pfcost.jsonl
 
 # An interactive guest shell (exit with: reboot -f).
 shell: kernel-test $(BUILD)/initramfs.cpio
