@@ -342,6 +342,48 @@ def cost_report(args, benches, threads, result):
     return text
 
 
+def compare(result, prev_path):
+    """Per-fault medians of this run against an earlier bench.json: the
+    deviation |this/earlier - 1| per configuration and its maximum."""
+    try:
+        with open(prev_path) as f:
+            prev = json.load(f)
+    except (OSError, ValueError) as e:
+        return ['(no earlier run to compare with: %s)' % e], None
+    old = {}
+    for e in prev.get('results', []):
+        for name, c in e.get('cost', {}).items():
+            old[(e['benchmark'], e['threads'], name)] = c['per_fault']
+    lines = ['%-12s %3s  %-20s %9s %9s %7s %9s %9s %7s' % (
+        'benchmark', 'thr', 'configuration', 'insn/f', 'earlier', 'dev',
+        'xfer/f', 'earlier', 'dev')]
+    worst = {'insns': (0, None), 'transfers': (0, None)}
+    for e in result['results']:
+        for name, c in e.get('cost', {}).items():
+            o = old.get((e['benchmark'], e['threads'], name))
+            if not o:
+                continue
+            row = [e['benchmark'], e['threads'], name]
+            for m in ('insns', 'transfers'):
+                a, b = c['per_fault'][m]['median'], o[m]['median']
+                dev = abs(a / b - 1) if b else 0.0
+                if dev >= worst[m][0]:
+                    worst[m] = (dev, '%s %d %s' % tuple(row[:3]))
+                row += [a, b, dev]
+            lines.append('%-12s %3d  %-20s %9.1f %9.1f %6.1f%% %9.3f %9.3f '
+                         '%6.1f%%' % (row[0], row[1], row[2], row[3], row[4],
+                                      100 * row[5], row[6], row[7],
+                                      100 * row[8]))
+    summary = {m: {'max_deviation': d, 'where': w}
+               for m, (d, w) in worst.items()}
+    lines.append('repeatability against %s: instructions/fault within '
+                 '%.1f%% (worst: %s), transfers/fault within %.1f%% '
+                 '(worst: %s); the bar is 5%%' % (
+                     prev_path, 100 * worst['insns'][0], worst['insns'][1],
+                     100 * worst['transfers'][0], worst['transfers'][1]))
+    return lines, summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--log', required=True)
@@ -351,6 +393,8 @@ def main():
     ap.add_argument('--cost', help="the pfcost plugin's records of the boot")
     ap.add_argument('--floor-log', help='BENCH lines of an unpatched boot')
     ap.add_argument('--floor-cost', help='its pfcost records')
+    ap.add_argument('--compare', help='an earlier bench.json: per-fault '
+                    'medians against it (repeatability)')
     ap.add_argument('--json', action='store_true',
                     help='print the JSON instead of the table')
     args = ap.parse_args()
@@ -397,6 +441,12 @@ def main():
     cost_text = None
     if args.cost:
         cost_text = cost_report(args, benches, threads, result)
+        if cost_text and args.compare:
+            lines, result['repeatability'] = compare(result, args.compare)
+            cost_text += ['', 'Against the earlier run (median per fault; '
+                          'dev: |this/earlier - 1|)'] + lines
+            with open(os.path.join(args.out, 'bench-cost.txt'), 'w') as f:
+                f.write('\n'.join(cost_text) + '\n')
     with open(os.path.join(args.out, 'bench.json'), 'w') as f:
         json.dump(result, f, indent=1)
     with open(os.path.join(args.out, 'bench.txt'), 'w') as f:

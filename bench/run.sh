@@ -61,5 +61,12 @@ if [ -n "$floor" ]; then
 	[ -n "$freport" ] && floor_args=(--floor-log "$flog" --floor-cost "$freport")
 fi
 note "host load after the boots: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The previous run's results, to show how well this one repeats them.
+compare_args=()
+if [ -n "$report" ] && [ -f "$out/bench.json" ]; then
+	mv "$out/bench.json" "$out/bench-prev.json"
+	compare_args=(--compare "$out/bench-prev.json")
+fi
 /usr/bin/python3 "$top/bench/report.py" --log "$log" --out "$out" \
-	--accel "${accel:-unknown}" --kernel "$art" ${report:+--cost "$report"} "${floor_args[@]}"
+	--accel "${accel:-unknown}" --kernel "$art" ${report:+--cost "$report"} "${floor_args[@]}" \
+	"${compare_args[@]}"
