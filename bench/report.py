@@ -124,6 +124,23 @@ def top_sites(reps, key, field, n=5):
             sorted(total.items(), key=lambda kv: -kv[1])[:n]]
 
 
+def hot_lines(reps, n=5):
+    """The hottest lines over the repetitions (one physical line each, its
+    counts added), with their share of the transfers."""
+    lines = {}
+    for _, rec in reps.values():
+        for h in rec['hot_lines']:
+            if h['pa'] in lines:
+                lines[h['pa']]['n'] += h['n']
+            else:
+                lines[h['pa']] = dict(h)
+    denom = sum(r['transfers']['total'] for _, r in reps.values()) or 1
+    top = sorted(lines.values(), key=lambda h: -h['n'])[:n]
+    for h in top:
+        h['share'] = h['n'] / denom
+    return top
+
+
 def class_shares(reps):
     total = {}
     for _, rec in reps.values():
@@ -280,10 +297,7 @@ def cost_report(args, benches, threads, result):
                      'top_transfer_data': top_sites(reps, 'top_data', 'sym'),
                      'top_insn_funcs': top_sites(reps, 'top_insns', 'func'),
                      'transfer_classes': class_shares(reps),
-                     'hot_lines': sorted(
-                         (h for _, r in reps.values()
-                          for h in r['hot_lines']),
-                         key=lambda h: -h['n'])[:5],
+                     'hot_lines': hot_lines(reps),
                      'records': sorted(r['seq'] for _, r in reps.values())}
                 entry['cost'][name] = c
                 sites = ', '.join('%s %.0f%%' % (f, 100 * v) for f, v in
@@ -332,7 +346,8 @@ def cost_report(args, benches, threads, result):
                           for f, v in c['top_transfer_funcs']),
                 ', '.join('%s %.0f%%' % (k, 100 * v) for k, v in
                           list(c['transfer_classes'].items())[:4]),
-                '%s (%s) %d' % (hot['what'], hot['first_func'], hot['n'])
+                '%s (first moved by %s) %.0f%%' % (
+                    hot['what'], hot['first_func'], 100 * hot['share'])
                 if hot else '-'))
     png = plot_cost(args.out, benches, threads, cost, configs)
     result['cost_png'] = png
