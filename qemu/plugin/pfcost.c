@@ -134,6 +134,9 @@ struct hot_line {
  * read by the marker's thread after counting stopped.
  */
 struct vcpu {
+	/* the arrays stay while start_interval() zeroes the rest */
+	uint64_t *code_insns, *code_xfer, *data_xfer;	/* [NR_CODES] */
+	struct hot_line *hot;
 	uint64_t insns_user, insns_kernel, spin_user, spin_kernel;
 	uint64_t faults;		/* entries to exc_page_fault */
 	uint64_t fills, evicted;	/* lines fetched; of them, others' copies aged out */
@@ -141,8 +144,6 @@ struct vcpu {
 	uint64_t xfer_load, xfer_store, xfer_store_dirty;
 	uint64_t class_xfer[NR_CLASSES];
 	uint64_t hot_overflow;
-	uint64_t *code_insns, *code_xfer, *data_xfer;	/* [NR_CODES] */
-	struct hot_line *hot;
 	/* a load waiting to see whether its instruction also stores the line */
 	const struct insn_info *pend_insn;
 	uint64_t pend_line, pend_vaddr;
@@ -557,20 +558,18 @@ static void start_interval(void)
 {
 	int i;
 
+	/*
+	 * Another vCPU may still be in a callback that saw the last interval
+	 * active (pfcost_phase()): zero the counters, never the array pointers.
+	 */
 	for (i = 0; i < nr_vcpus; i++) {
 		struct vcpu *v = &vcpus[i];
-		uint64_t *ci = v->code_insns, *cx = v->code_xfer, *dx = v->data_xfer;
-		struct hot_line *hot = v->hot;
 
-		memset(ci, 0, NR_CODES * sizeof(*ci));
-		memset(cx, 0, NR_CODES * sizeof(*cx));
-		memset(dx, 0, NR_CODES * sizeof(*dx));
-		memset(hot, 0, HOT_SLOTS * sizeof(*hot));
-		memset(v, 0, sizeof(*v));
-		v->code_insns = ci;
-		v->code_xfer = cx;
-		v->data_xfer = dx;
-		v->hot = hot;
+		memset(v->code_insns, 0, NR_CODES * sizeof(uint64_t));
+		memset(v->code_xfer, 0, NR_CODES * sizeof(uint64_t));
+		memset(v->data_xfer, 0, NR_CODES * sizeof(uint64_t));
+		memset(v->hot, 0, HOT_SLOTS * sizeof(struct hot_line));
+		memset(&v->insns_user, 0, sizeof(*v) - offsetof(struct vcpu, insns_user));
 	}
 	/* every line back to "held by nobody", and its memory back to the host */
 	madvise(lines, NR_LINES * sizeof(*lines), MADV_DONTNEED);
