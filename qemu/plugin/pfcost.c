@@ -43,7 +43,10 @@
  *     MMIO and accesses above phys_bits are not lines (counted apart);
  *   - the state starts empty at each interval's start (the first touch of
  *     every line is a fill), and QEMU's page-table walker, DMA and
- *     instruction fetch are not data accesses here.
+ *     instruction fetch are not data accesses here;
+ *   - the order is that of the callbacks, which QEMU runs just after each
+ *     access: a line handed back within the gap (under a microsecond) can
+ *     lose a transfer (docs/bench.md).
  * Two vCPUs that ping-pong one line N times (each waits to see the other's
  * write, then writes) make 2N transfers: one load, one store per turn.
  */

@@ -6,10 +6,12 @@
 # turns of ping-pong on one line (plain stores and atomics), N for an RMW
 # instruction on a line the other vCPU wrote, about 0 for private lines.
 # Transfer counts do not depend on timing: each turn waits for the other.
-# The tolerance is 10%: the model orders accesses by the plugin's callbacks,
-# which QEMU runs just after each access, so an access of the other vCPU
-# that lands in between is seen in the other order and a transfer can be
-# lost (atomic ping-pong at full speed: 19049 of 20000 seen once).
+# The model orders accesses by the plugin's callbacks, which QEMU runs just
+# after each access: a write that follows the other vCPU's store within
+# that gap is ordered before it and a transfer is lost (lock xadd turns
+# 2.4 us apart lost 27%). So each turn waits a few microseconds before it
+# writes (h_pfcost_model.c), and the 10% tolerance covers a vCPU thread
+# preempted between an access and its callback.
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/pfcost.sh
 set -uo pipefail
