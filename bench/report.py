@@ -240,6 +240,9 @@ def plot_cost(out, benches, threads, cost, configs):
     i = 0
     for metric, label in (('insns', 'instructions/fault'),
                           ('transfers', 'line transfers/fault')):
+        # instruction lines sit at the top of their plots: key below them
+        lines.append('set key %s' % ('bottom right' if metric == 'insns'
+                                      else 'top left'))
         for b in benches:
             lines.append('set title "%s"' % b)
             lines.append('set ylabel "%s"' % label)
