@@ -8,6 +8,8 @@
  *
  *   insns     one thread: a dec/jnz loop of K iterations: 2K user
  *             instructions, no pause loop
+ *   phase     the same loop again, in an interval that pfcost_phase()
+ *             started as it ended the last one
  *   pingpong  the threads take turns on one line N times (wait until the
  *             counter's parity is mine, then store counter+1): each turn
  *             is a load of the other's write and a store to a line it
@@ -151,8 +153,12 @@ int main(void)
 	pin(0);
 	pfcost_mark();
 	__asm__ __volatile__("1: dec %0; jnz 1b" : "+r"(k));
+	pfcost_phase();
+	k = K_LOOP;
+	__asm__ __volatile__("1: dec %0; jnz 1b" : "+r"(k));
 	pfcost_mark();
 	printf("PFCOST_MODEL phase=insns seq=%d n=0 k=%lu line=0x0\n", ++seq, K_LOOP);
+	printf("PFCOST_MODEL phase=phase seq=%d n=0 k=%lu line=0x0\n", ++seq, K_LOOP);
 	fflush(stdout);
 	run_phase("pingpong", &turn, NULL, NULL);
 	run_phase("atomic", &turn, NULL, NULL);

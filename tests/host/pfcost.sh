@@ -34,8 +34,8 @@ import json, sys
 
 report, lines = sys.argv[1], sys.argv[2]
 checks = [
-    'pfcost: one plugin record per marked phase of h_pfcost_model (5)',
-    'pfcost: instructions: a dec/jnz loop of K iterations is 2K user instructions (+0.1%), none of them spin',
+    'pfcost: one plugin record per marked phase of h_pfcost_model (6: one begun by pfcost_phase())',
+    'pfcost: instructions: a dec/jnz loop of K iterations is 2K user instructions (+0.1%), none of them spin, in both intervals around pfcost_phase()',
     'pfcost: ping-pong of one line for N turns (plain stores): 2N transfers on that line (+-10%)',
     'pfcost: ping-pong with lock xadd: 2N transfers (an atomic RMW is one store)',
     'pfcost: RMW instructions (lock incq, addq $1,(mem)) on a line the other vCPU wrote: N transfers each, flag line 2N',
@@ -51,7 +51,7 @@ for l in open(lines):
     f = dict(kv.split('=', 1) for kv in l.split()[1:] if '=' in kv)
     if 'phase' in f:
         phases[f['phase']] = f
-if len(recs) != 5 or len(phases) != 5:
+if len(recs) != 6 or len(phases) != 6:
     err = 'report has %d records, guest printed %d phases' % (len(recs), len(phases))
     for c in checks:
         print('not ok - %s (%s)' % (c, err))
@@ -78,9 +78,10 @@ def near(x, want, tol=0.10):
 
 result(True, checks[0], ', '.join('%s=%d' % (n, rec[n]['seq']) for n in phases))
 k = int(phases['insns']['k'])
-ins = rec['insns']['insns']
-result(2 * k <= ins['user'] <= 2 * k * 1.001 and ins['spin_user'] == 0, checks[1],
-       'K=%d: user %d, spin_user %d' % (k, ins['user'], ins['spin_user']))
+ins, ph = rec['insns']['insns'], rec['phase']['insns']
+result(all(2 * k <= i['user'] <= 2 * k * 1.001 and i['spin_user'] == 0 for i in (ins, ph)),
+       checks[1], 'K=%d: user %d and %d, spin_user %d and %d'
+       % (k, ins['user'], ph['user'], ins['spin_user'], ph['spin_user']))
 n = int(phases['pingpong']['n'])
 pp = line_n('pingpong')
 result(near(pp, 2 * n), checks[2], 'N=%d: %d' % (n, pp))
