@@ -20,9 +20,9 @@ DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc ma
 # records the pfscale trace events in the guest (t_trace).
 GUEST_HOST_TOOLS := trace-cmd
 
-GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Idebugfs-tools
+GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Idebugfs-tools -Ibench
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
-GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss
+GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss $(BUILD)/guest/pfcost
 # h_*.c: guest helpers that host-side tests (gdb, crash) drive; not run by guest/run/tests.
 GUEST_HELPERS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/h_*.c))
 GUEST_BENCH := $(BUILD)/guest/pfbench
@@ -33,8 +33,15 @@ BENCH_SECS ?= 1
 BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
+# BENCH_COST=1: count per-fault instructions and line transfers with the
+# pfcost plugin; BENCH_FLOOR=1: also run the unpatched perf kernel
+BENCH_COST ?= 1
+BENCH_FLOOR ?= 1
+# passes over the region per run instead of BENCH_SECS: fixed work, so the
+# plugin's per-fault counts do not depend on the guest's speed
+BENCH_PASSES ?= $(if $(filter 1,$(BENCH_COST)),1)
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs run test test-kasan test-generic soak shell bench clean
+.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench clean
 all: run
 
 deps:
@@ -51,7 +58,7 @@ deps:
 kernel: kernel-test
 # build/kernel-FLAVOUR.path is rewritten only when the artifact dir changes,
 # so that what depends on it (the initramfs) stays built on warm runs.
-kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+generic: kernel-%: deps
+kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+generic kernel-perf+unpatched: kernel-%: deps
 	@mkdir -p $(BUILD)
 	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path.new
 	@cmp -s $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path || \
@@ -60,7 +67,8 @@ kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+gene
 	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
 $(BUILD)/kernel-test.path: kernel-test ;
 
-$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h debugfs-tools/pfscale_trace.h | deps
+$(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h debugfs-tools/pfscale_trace.h \
+		bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
@@ -68,7 +76,7 @@ $(BUILD)/guest/%: debugfs-tools/%.c debugfs-tools/pfscale_trace.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: bench/%.c | deps
+$(BUILD)/guest/%: bench/%.c bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
@@ -80,6 +88,15 @@ $(BUILD)/pfscale.so: crash/pfscale.c
 	@mkdir -p $(dir $@)
 	gcc $(CRASH_CFLAGS) -o $@ $<
 
+# The QEMU TCG plugin that counts instructions and cache-line transfers
+# between guest markers (qemu/boot.sh -P), built with the host compiler
+# against the API declarations in qemu/plugin/ (Debian ships no header).
+PLUGIN := $(BUILD)/pfcost.so
+plugin: $(PLUGIN)
+$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -g -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
+
 # The initramfs needs of the kernel only the tree its mm selftests are built
 # from: it depends on the path file (not the phony kernel-test, which would
 # rebuild it on every make run/test), and on the selftests' build script.
@@ -90,10 +107,12 @@ $(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scrip
 		> $(BUILD)/selftests.list
 	GUEST_HOST_TOOLS="$(GUEST_HOST_TOOLS)" scripts/initramfs.sh $@ $(GUEST_PROGS) $$(cat $(BUILD)/selftests.list)
 
-# The main job: boot the patched kernel and run the race demo.
-run: kernel-test $(BUILD)/initramfs.cpio
-	qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage -i $(BUILD)/initramfs.cpio \
-		-c $(SMP) -m $(MEM) -r demo -l $(BUILD)/run-console.log
+# The main job: boot the patched kernel and run the race demo, under the
+# pfcost plugin, which prints each path's cost per page fault.
+run: kernel-test $(BUILD)/initramfs.cpio $(PLUGIN)
+	PFSCALE_PFCOST_ARGS=print=on qemu/boot.sh -k $$(cat $(BUILD)/kernel-test.path)/bzImage \
+		-i $(BUILD)/initramfs.cpio -c $(SMP) -m $(MEM) -r demo -l $(BUILD)/run-console.log \
+		-P $(BUILD)/run-pfcost.jsonl
 
 # An interactive guest shell (exit with: reboot -f).
 shell: kernel-test $(BUILD)/initramfs.cpio
@@ -129,7 +148,7 @@ vmcore: kernel-test $(BUILD)/initramfs.cpio
 
 # The unpatched build is the baseline boot of the guest tests (tests/run.sh
 # -p unpatched) and what the debugger tests check "no pfscale patches" on.
-test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio
+test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio $(PLUGIN)
 	PFSCALE_STOCK_ART=$$(cat $(BUILD)/kernel-test+unpatched.path) \
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
@@ -155,11 +174,16 @@ soak: kernel-test $(BUILD)/initramfs.cpio
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/soak -s $(DURATION)
 
-# Benchmarks: the perf kernel (no debug options), one boot, ratios from it.
-bench: kernel-perf $(BUILD)/initramfs.cpio
+# Benchmarks: the perf kernel (no debug options), one boot, ratios from it;
+# per-fault counts from the pfcost plugin; the unpatched perf kernel as the
+# floor in a second boot.
+BENCH_FLOOR_KERNEL := $(if $(filter 1,$(BENCH_FLOOR)),kernel-perf+unpatched)
+bench: kernel-perf $(BENCH_FLOOR_KERNEL) $(BUILD)/initramfs.cpio $(PLUGIN)
 	bench/run.sh -k $$(cat $(BUILD)/kernel-perf.path) -i $(BUILD)/initramfs.cpio \
-		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) \
-		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) -o $(BUILD)/bench
+		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) -C $(BENCH_COST) \
+		$(if $(BENCH_FLOOR_KERNEL),-u $$(cat $(BUILD)/kernel-perf+unpatched.path)) \
+		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) $(if $(BENCH_PASSES),-p $(BENCH_PASSES)) \
+		-o $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)

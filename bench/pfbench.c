@@ -5,7 +5,12 @@
  * (atomic fault path off/on x pfscale counters off/on, switched through
  * debugfs in this same boot) it runs for SECS seconds and prints
  *
- *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds>
+ *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds> <interval>
+ *
+ * Each run executes the pfcost markers (bench/pfcost.h) around it, from
+ * before the workers start to after they are joined: <interval> is the
+ * number of the pfcost plugin's record that counted it (1, 2, ...: this
+ * program must be the only one in the boot that executes markers).
  *
  * page_fault1   each thread: mmap 128 MiB anonymous, write every page, munmap
  * page_fault2   each thread: the same on a private mapping of its tmpfs file
@@ -14,7 +19,13 @@
  *               region, so every 2 MiB region (one PTE table, one split PTE
  *               lock) is faulted by all threads at once; then munmap, repeat
  *
- *   pfbench [-s SECS] [-r REPS] [-t N,N,...] [-b NAME,NAME,...]
+ * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
+ * each thread (same_region: the region) makes PASSES passes, mmap, fault
+ * every page, munmap. Counts per fault (the pfcost plugin) then do not
+ * depend on how fast the guest ran: how many faults meet an existing page
+ * of a tmpfs file, or an munmap, is fixed.
+ *
+ *   pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,N,...] [-b NAME,NAME,...]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pfcost.h"
+
 #define PAGE 4096UL
 #define REGION (128UL << 20)
 #define DBG "/sys/kernel/debug/pfscale/"
@@ -37,15 +50,18 @@ static const char *const bench_name[NR_BENCH] = {
 };
 
 static volatile int stop;
+static int passes;		/* -p: passes per run instead of seconds */
 static pthread_barrier_t start_bar, end_bar;
 static char *volatile shared_region;
+static int intervals;		/* pfcost intervals ended so far */
 
+/* A line each: the workers' fault counters must not bounce between CPUs. */
 struct worker {
 	pthread_t tid;
 	enum bench b;
 	int id, nthreads;
 	long faults;
-};
+} __attribute__((aligned(64)));
 
 static double now(void)
 {
@@ -93,7 +109,7 @@ static void *own_region(void *p)
 		flags = w->b == PF2 ? MAP_PRIVATE : MAP_SHARED;
 	}
 	pthread_barrier_wait(&start_bar);
-	while (!stop) {
+	for (int pass = 0; passes ? pass < passes : !stop; pass++) {
 		char *r = mmap(NULL, REGION, PROT_READ | PROT_WRITE, flags, fd, 0);
 
 		if (r == MAP_FAILED)
@@ -135,7 +151,7 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 {
 	struct worker w[256];
 	double t0;
-	long total = 0;
+	long total = 0, left = passes;
 	int i;
 
 	stop = 0;
@@ -147,6 +163,7 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 			die("pthread_create");
 	}
 	t0 = now();
+	pfcost_mark();
 	if (b == SAME) {
 		do {
 			shared_region = mmap(NULL, REGION, PROT_READ | PROT_WRITE,
@@ -157,20 +174,26 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 			pthread_barrier_wait(&start_bar);
 			pthread_barrier_wait(&end_bar);
 			munmap(shared_region, REGION);
-		} while (now() - t0 < secs);
+		} while (passes ? --left > 0 : now() - t0 < secs);
 		shared_region = NULL;
 		pthread_barrier_wait(&start_bar);
 	} else {
 		pthread_barrier_wait(&start_bar);
 		t0 = now();
-		usleep(secs * 1e6);
-		stop = 1;
+		if (!passes) {
+			usleep(secs * 1e6);
+			stop = 1;
+		}
 	}
 	*elapsed = now() - t0;
 	for (i = 0; i < n; i++) {
 		pthread_join(w[i].tid, NULL);
 		total += w[i].faults;
 	}
+	if (passes && b != SAME)	/* the work ends when the last worker does */
+		*elapsed = now() - t0;
+	pfcost_mark();
+	intervals++;
 	pthread_barrier_destroy(&start_bar);
 	pthread_barrier_destroy(&end_bar);
 	return total;
@@ -193,9 +216,10 @@ int main(int argc, char **argv)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	enum bench b;
 
-	while ((o = getopt(argc, argv, "s:r:t:b:")) != -1) {
+	while ((o = getopt(argc, argv, "s:p:r:t:b:")) != -1) {
 		switch (o) {
 		case 's': secs = atof(optarg); break;
+		case 'p': passes = atoi(optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 't': nthreads = parse_list(optarg, threads, 16); break;
 		case 'b':
@@ -206,12 +230,12 @@ int main(int argc, char **argv)
 						want[b] = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: pfbench [-s SECS] [-r REPS] [-t N,..] [-b NAME,..]\n");
+			fprintf(stderr, "usage: pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,..] [-b NAME,..]\n");
 			return 2;
 		}
 	}
-	if (secs <= 0 || reps < 1) {
-		fprintf(stderr, "pfbench: bad -s or -r\n");
+	if (secs <= 0 || reps < 1 || passes < 0) {
+		fprintf(stderr, "pfbench: bad -s, -p or -r\n");
 		return 2;
 	}
 	if (!nthreads)
@@ -221,8 +245,12 @@ int main(int argc, char **argv)
 		threads[nthreads++] = cpus;
 	have_atomic = !access(DBG "atomic_pte", W_OK);
 	have_counters = !access(DBG "enable", W_OK);
-	printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, atomic switch %s, counters switch %s\n",
-	       cpus, secs, reps, have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
+	if (passes)
+		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, atomic switch %s, counters switch %s\n",
+		       cpus, passes, reps, have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
+	else
+		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, atomic switch %s, counters switch %s\n",
+		       cpus, secs, reps, have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
 	fflush(stdout);
 	/* Repetitions outermost and configurations innermost, so drift hits all alike. */
 	for (rep = 0; rep < reps; rep++)
@@ -240,8 +268,9 @@ int main(int argc, char **argv)
 							return 1;
 						}
 						f = run(b, threads[t], secs, &elapsed);
-						printf("BENCH %s %d %d %d %d %ld %.4f\n", bench_name[b],
-						       threads[t], a, have_counters ? c : 1, rep, f, elapsed);
+						printf("BENCH %s %d %d %d %d %ld %.4f %d\n", bench_name[b],
+						       threads[t], a, have_counters ? c : 1, rep, f, elapsed,
+						       intervals);
 						fflush(stdout);
 					}
 		}

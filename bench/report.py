@@ -1,7 +1,15 @@
 #!/usr/bin/python3
 """Summarise pfbench BENCH lines from one boot: faults/s per configuration
 (median and spread over repetitions), same-boot ratios atomic/stock and
-counters on/off, as a table, bench.json and bench.png (gnuplot)."""
+counters on/off, as a table, bench.json and bench.png (gnuplot).
+
+With --cost (the pfcost plugin's records of that boot, one per run, matched
+by the BENCH line's interval number): instructions and cache-line transfers
+per fault per configuration, their spread, the same ratios on them, and the
+top functions and data by transfers; bench-cost.txt and cost.png. With
+--floor-log/--floor-cost (a boot of the unpatched perf kernel): the
+unpatched kernel as one more configuration, and patched-with-counters-off
+over unpatched."""
 import argparse
 import json
 import os
@@ -10,18 +18,137 @@ import subprocess
 import sys
 
 
-def parse(log):
-    """{(bench, threads, atomic, counters): {rep: faults/s}}"""
-    runs = {}
+def bench_lines(log):
+    """(bench, threads, atomic, counters, rep, faults, secs, interval)
+    per BENCH line; interval is None before the plugin's markers."""
+    out = []
     with open(log, errors='replace') as f:
         for line in f:
             line = line.strip().replace('\r', '')
             if not line.startswith('BENCH '):
                 continue
-            _, name, threads, atomic, counters, rep, faults, secs = line.split()
-            key = (name, int(threads), int(atomic), int(counters))
-            runs.setdefault(key, {})[int(rep)] = int(faults) / float(secs)
+            w = line.split()
+            out.append((w[1], int(w[2]), int(w[3]), int(w[4]), int(w[5]),
+                        int(w[6]), float(w[7]),
+                        int(w[8]) if len(w) > 8 else None))
+    return out
+
+
+def parse(log):
+    """{(bench, threads, atomic, counters): {rep: faults/s}}"""
+    runs = {}
+    for name, t, a, c, rep, faults, secs, _ in bench_lines(log):
+        runs.setdefault((name, t, a, c), {})[rep] = faults / secs
     return runs
+
+
+# Per-fault figures from a pfcost record (qemu/plugin/pfcost.c).
+COST_METRICS = ('insns', 'insns_kernel', 'insns_user', 'insns_spin',
+                'transfers')
+
+
+def per_fault(rec, faults):
+    ins = rec['insns']
+    total = ins['user'] + ins['kernel']
+    return {'insns': total / faults,
+            'insns_kernel': ins['kernel'] / faults,
+            'insns_user': ins['user'] / faults,
+            'insns_spin': (ins['spin_user'] + ins['spin_kernel']) / faults,
+            'transfers': rec['transfers']['total'] / faults}
+
+
+def parse_cost(log, cost, tag=None):
+    """{key: {rep: (per-fault dict, record)}} from BENCH lines and the
+    plugin records they name; key as parse()'s, or (bench, threads, tag)
+    for a floor boot."""
+    recs = {}
+    with open(cost) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                recs[r['seq']] = r
+    runs = {}
+    for name, t, a, c, rep, faults, _, interval in bench_lines(log):
+        r = recs.get(interval)
+        if r is None or not faults:
+            continue
+        key = (name, t, tag) if tag else (name, t, a, c)
+        runs.setdefault(key, {})[rep] = (per_fault(r, faults), r)
+    return runs
+
+
+def cost_summary(reps):
+    """Median and spread of each per-fault metric over repetitions."""
+    out = {}
+    for m in COST_METRICS:
+        out[m] = summary([pf[m] for pf, _ in reps.values()])
+    return out
+
+
+def cost_ratio(cost, num, den, metric):
+    if num not in cost or den not in cost:
+        return None
+    pairs = [cost[num][r][0][metric] / cost[den][r][0][metric]
+             for r in cost[num] if r in cost[den] and cost[den][r][0][metric]]
+    if not pairs:
+        return None
+    return {'median': statistics.median(pairs), 'min': min(pairs),
+            'max': max(pairs), 'pairs': pairs}
+
+
+def cost_ratio_unpaired(cost, num, den, metric):
+    """Two boots have no pairs: the ratio of medians, and its range from
+    the extremes."""
+    if num not in cost or den not in cost:
+        return None
+    a = [pf[metric] for pf, _ in cost[num].values()]
+    b = [pf[metric] for pf, _ in cost[den].values()]
+    if not min(b):
+        return None
+    return {'median': statistics.median(a) / statistics.median(b),
+            'min': min(a) / max(b), 'max': max(a) / min(b)}
+
+
+def top_sites(reps, key, field, n=5):
+    """The n names with most counts in the records' list @key, summed over
+    repetitions, as [name, share of the configuration's transfers]."""
+    total = {}
+    for _, rec in reps.values():
+        for e in rec.get(key, []):
+            total[e[field]] = total.get(e[field], 0) + e['n']
+    denom = sum(r['transfers']['total'] for _, r in reps.values()) or 1
+    if key == 'top_insns':
+        denom = sum(r['insns']['user'] + r['insns']['kernel']
+                    for _, r in reps.values()) or 1
+    return [[k, v / denom] for k, v in
+            sorted(total.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def hot_lines(reps, n=5):
+    """The hottest lines over the repetitions (one physical line each, its
+    counts added), with their share of the transfers."""
+    lines = {}
+    for _, rec in reps.values():
+        for h in rec['hot_lines']:
+            if h['pa'] in lines:
+                lines[h['pa']]['n'] += h['n']
+            else:
+                lines[h['pa']] = dict(h)
+    denom = sum(r['transfers']['total'] for _, r in reps.values()) or 1
+    top = sorted(lines.values(), key=lambda h: -h['n'])[:n]
+    for h in top:
+        h['share'] = h['n'] / denom
+    return top
+
+
+def class_shares(reps):
+    total = {}
+    for _, rec in reps.values():
+        for k, v in rec['by_class'].items():
+            total[k] = total.get(k, 0) + v
+    denom = sum(total.values()) or 1
+    return {k: v / denom for k, v in sorted(total.items(),
+                                            key=lambda kv: -kv[1]) if v}
 
 
 def summary(rates):
@@ -87,12 +214,205 @@ def plot(out, benches, threads, runs):
     return png
 
 
+def plot_cost(out, benches, threads, cost, configs):
+    dat = os.path.join(out, 'cost.dat')
+    with open(dat, 'w') as f:
+        for metric in ('insns', 'transfers'):
+            for b in benches:
+                f.write('# %s %s\n' % (metric, b))
+                for t in threads:
+                    row = [str(t)]
+                    for key, _ in configs:
+                        r = cost.get((b, t) + key)
+                        row.append('%.2f' % statistics.median(
+                            pf[metric] for pf, _ in r.values())
+                            if r else 'NaN')
+                    f.write(' '.join(row) + '\n')
+                f.write('\n\n')
+    png = os.path.join(out, 'cost.png')
+    lines = ['set terminal pngcairo size 1600,900 noenhanced',
+             "set output '%s'" % png,
+             'set multiplot layout 2,%d title "pfscale per-fault cost '
+             '(pfcost plugin, median of repetitions)"' % len(benches),
+             'set xlabel "threads"', 'set key top left', 'set grid',
+             'set yrange [0:*]',
+             'set xtics (%s)' % ', '.join(str(t) for t in threads)]
+    i = 0
+    for metric, label in (('insns', 'instructions/fault'),
+                          ('transfers', 'line transfers/fault')):
+        # instruction lines sit at the top of their plots: key below them
+        lines.append('set key %s' % ('bottom right' if metric == 'insns'
+                                      else 'top left'))
+        for b in benches:
+            lines.append('set title "%s"' % b)
+            lines.append('set ylabel "%s"' % label)
+            parts = ["'%s' index %d using 1:%d with linespoints title '%s'"
+                     % (dat, i, j + 2, c[1]) for j, c in enumerate(configs)]
+            lines.append('plot ' + ', '.join(parts))
+            i += 1
+    lines.append('unset multiplot')
+    try:
+        subprocess.run(['gnuplot'], input='\n'.join(lines), text=True,
+                       check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print('pfscale: gnuplot failed: %s' % e, file=sys.stderr)
+        return None
+    return png
+
+
+CONFIGS = [((0, 0), 'stock,counters_off'), ((0, 1), 'stock,counters_on'),
+           ((1, 0), 'atomic,counters_off'), ((1, 1), 'atomic,counters_on')]
+
+
+def cost_report(args, benches, threads, result):
+    cost = parse_cost(args.log, args.cost)
+    if args.floor_log and args.floor_cost:
+        cost.update(parse_cost(args.floor_log, args.floor_cost,
+                               tag='unpatched'))
+    if not cost:
+        print('pfscale: no pfcost records match the BENCH lines of %s'
+              % args.log, file=sys.stderr)
+        return None
+    configs = [(k, n) for k, n in CONFIGS
+               if any((b, t) + k in cost for b in benches for t in threads)]
+    if any((b, t, 'unpatched') in cost for b in benches for t in threads):
+        configs.append((('unpatched',), 'unpatched'))
+    table = ['%-12s %3s  %-20s %9s %6s %9s %6s %8s %8s  %s' % (
+        'benchmark', 'thr', 'configuration', 'insn/f', 'spread', 'xfer/f',
+        'spread', 'kern/f', 'spin/f', 'top transfer sites (share of xfers)')]
+    ratios = ['%-12s %3s  %-22s %-22s %-22s %-22s %-22s' % (
+        'benchmark', 'thr', 'insn/f atomic/stock', 'xfer/f atomic/stock',
+        'insn/f cnt on/off', 'xfer/f cnt on/off',
+        'insn/f cntoff/unpatch')]
+    for b in benches:
+        for t in threads:
+            entry = next(e for e in result['results']
+                         if e['benchmark'] == b and e['threads'] == t)
+            entry['cost'] = {}
+            for key, name in configs:
+                reps = cost.get((b, t) + key)
+                if not reps:
+                    continue
+                sm = cost_summary(reps)
+                c = {'per_fault': sm,
+                     'top_transfer_funcs': top_sites(reps, 'top_transfers',
+                                                     'func'),
+                     'top_transfer_data': top_sites(reps, 'top_data', 'sym'),
+                     'top_insn_funcs': top_sites(reps, 'top_insns', 'func'),
+                     'transfer_classes': class_shares(reps),
+                     'hot_lines': hot_lines(reps),
+                     'records': sorted(r['seq'] for _, r in reps.values())}
+                entry['cost'][name] = c
+                sites = ', '.join('%s %.0f%%' % (f, 100 * v) for f, v in
+                                  c['top_transfer_funcs'][:3])
+                table.append('%-12s %3d  %-20s %9.0f %5.1f%% %9.2f %5.1f%% '
+                             '%8.0f %8.0f  %s' % (
+                                 b, t, name, sm['insns']['median'],
+                                 100 * sm['insns']['spread'],
+                                 sm['transfers']['median'],
+                                 100 * sm['transfers']['spread'],
+                                 sm['insns_kernel']['median'],
+                                 sm['insns_spin']['median'], sites))
+            rs = {
+                'insns_atomic_over_stock': cost_ratio(
+                    cost, (b, t, 1, 1), (b, t, 0, 1), 'insns'),
+                'transfers_atomic_over_stock': cost_ratio(
+                    cost, (b, t, 1, 1), (b, t, 0, 1), 'transfers'),
+                'insns_counters_on_over_off_stock': cost_ratio(
+                    cost, (b, t, 0, 1), (b, t, 0, 0), 'insns'),
+                'transfers_counters_on_over_off_stock': cost_ratio(
+                    cost, (b, t, 0, 1), (b, t, 0, 0), 'transfers'),
+                'insns_counters_on_over_off_atomic': cost_ratio(
+                    cost, (b, t, 1, 1), (b, t, 1, 0), 'insns'),
+                'insns_counters_off_over_unpatched': cost_ratio_unpaired(
+                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'insns'),
+                'transfers_counters_off_over_unpatched': cost_ratio_unpaired(
+                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'transfers'),
+            }
+            entry['cost_ratios'] = rs
+            ratios.append('%-12s %3d  %-22s %-22s %-22s %-22s %-22s' % (
+                b, t, fmt_ratio(rs['insns_atomic_over_stock']),
+                fmt_ratio(rs['transfers_atomic_over_stock']),
+                fmt_ratio(rs['insns_counters_on_over_off_stock']),
+                fmt_ratio(rs['transfers_counters_on_over_off_stock']),
+                fmt_ratio(rs['insns_counters_off_over_unpatched'])))
+    sites = ['Top sites at %d threads, per configuration: functions by '
+             'transfers; data classes; the hottest line' % max(threads)]
+    for b in benches:
+        entry = next(e for e in result['results']
+                     if e['benchmark'] == b and e['threads'] == max(threads))
+        for name, c in entry.get('cost', {}).items():
+            hot = c['hot_lines'][0] if c['hot_lines'] else None
+            sites.append('%-12s %-20s %s | %s | %s' % (
+                b, name,
+                ', '.join('%s %.0f%%' % (f, 100 * v)
+                          for f, v in c['top_transfer_funcs']),
+                ', '.join('%s %.0f%%' % (k, 100 * v) for k, v in
+                          list(c['transfer_classes'].items())[:4]),
+                '%s (first moved by %s) %.0f%%' % (
+                    hot['what'], hot['first_func'], 100 * hot['share'])
+                if hot else '-'))
+    png = plot_cost(args.out, benches, threads, cost, configs)
+    result['cost_png'] = png
+    text = table + [''] + ratios + [''] + sites
+    with open(os.path.join(args.out, 'bench-cost.txt'), 'w') as f:
+        f.write('\n'.join(text) + '\n')
+    return text
+
+
+def compare(result, prev_path):
+    """Per-fault medians of this run against an earlier bench.json: the
+    deviation |this/earlier - 1| per configuration and its maximum."""
+    try:
+        with open(prev_path) as f:
+            prev = json.load(f)
+    except (OSError, ValueError) as e:
+        return ['(no earlier run to compare with: %s)' % e], None
+    old = {}
+    for e in prev.get('results', []):
+        for name, c in e.get('cost', {}).items():
+            old[(e['benchmark'], e['threads'], name)] = c['per_fault']
+    lines = ['%-12s %3s  %-20s %9s %9s %7s %9s %9s %7s' % (
+        'benchmark', 'thr', 'configuration', 'insn/f', 'earlier', 'dev',
+        'xfer/f', 'earlier', 'dev')]
+    worst = {'insns': (0, None), 'transfers': (0, None)}
+    for e in result['results']:
+        for name, c in e.get('cost', {}).items():
+            o = old.get((e['benchmark'], e['threads'], name))
+            if not o:
+                continue
+            row = [e['benchmark'], e['threads'], name]
+            for m in ('insns', 'transfers'):
+                a, b = c['per_fault'][m]['median'], o[m]['median']
+                dev = abs(a / b - 1) if b else 0.0
+                if dev >= worst[m][0]:
+                    worst[m] = (dev, '%s %d %s' % tuple(row[:3]))
+                row += [a, b, dev]
+            lines.append('%-12s %3d  %-20s %9.1f %9.1f %6.1f%% %9.3f %9.3f '
+                         '%6.1f%%' % (row[0], row[1], row[2], row[3], row[4],
+                                      100 * row[5], row[6], row[7],
+                                      100 * row[8]))
+    summary = {m: {'max_deviation': d, 'where': w}
+               for m, (d, w) in worst.items()}
+    lines.append('repeatability against %s: instructions/fault within '
+                 '%.1f%% (worst: %s), transfers/fault within %.1f%% '
+                 '(worst: %s); the bar is 5%%' % (
+                     prev_path, 100 * worst['insns'][0], worst['insns'][1],
+                     100 * worst['transfers'][0], worst['transfers'][1]))
+    return lines, summary
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--log', required=True)
     ap.add_argument('--out', required=True)
     ap.add_argument('--accel', default='unknown')
     ap.add_argument('--kernel', default='')
+    ap.add_argument('--cost', help="the pfcost plugin's records of the boot")
+    ap.add_argument('--floor-log', help='BENCH lines of an unpatched boot')
+    ap.add_argument('--floor-cost', help='its pfcost records')
+    ap.add_argument('--compare', help='an earlier bench.json: per-fault '
+                    'medians against it (repeatability)')
     ap.add_argument('--json', action='store_true',
                     help='print the JSON instead of the table')
     args = ap.parse_args()
@@ -136,6 +456,15 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     png = plot(args.out, benches, threads, runs)
     result['png'] = png
+    cost_text = None
+    if args.cost:
+        cost_text = cost_report(args, benches, threads, result)
+        if cost_text and args.compare:
+            lines, result['repeatability'] = compare(result, args.compare)
+            cost_text += ['', 'Against the earlier run (median per fault; '
+                          'dev: |this/earlier - 1|)'] + lines
+            with open(os.path.join(args.out, 'bench-cost.txt'), 'w') as f:
+                f.write('\n'.join(cost_text) + '\n')
     with open(os.path.join(args.out, 'bench.json'), 'w') as f:
         json.dump(result, f, indent=1)
     with open(os.path.join(args.out, 'bench.txt'), 'w') as f:
@@ -144,16 +473,32 @@ def main():
         print(json.dumps(result, indent=1))
         return
     print('pfscale bench (%s, %s): faults/s, median of repetitions; '
-          'ratios from the same boot' % (args.accel, os.path.basename(
-              args.kernel.rstrip('/')) or 'kernel'))
+          'ratios from the same boot%s' % (args.accel, os.path.basename(
+              args.kernel.rstrip('/')) or 'kernel',
+              '; wall clock under the pfcost plugin: noisy here, see the '
+              'counts below' if args.cost else ''))
     print('\n'.join(table))
     print('f/s: median faults/s; spread: (max-min)/median over repetitions. '
           'Ratios: median [min-max] of per-repetition pairs run back to back '
           'in this boot; atomic/stock with counters on; counters on/off on '
           'each path.')
+    if cost_text:
+        print()
+        print('Per fault, from the pfcost plugin (everything every vCPU '
+              'executed between the run\'s markers / its faults): median '
+              'over repetitions; spread (max-min)/median; kern/f, spin/f: '
+              'kernel and spin-wait instructions per fault. Ratios: median '
+              '[min-max] of per-repetition pairs; cntoff/unpatch: '
+              'stock,counters_off over the unpatched kernel (two boots: '
+              'ratio of medians [extremes]).')
+        print('\n'.join(cost_text))
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),
         os.path.join(args.out, 'bench.json'), png or '(gnuplot failed)'))
+    if cost_text:
+        print('cost table: %s  cost plot: %s' % (
+            os.path.join(args.out, 'bench-cost.txt'),
+            result.get('cost_png') or '(gnuplot failed)'))
 
 
 if __name__ == '__main__':

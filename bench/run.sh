@@ -1,30 +1,72 @@
 #!/bin/bash
 # make bench: boot the perf kernel once and run pfbench in it, then report
 # faults/s per configuration, ratios measured in that same boot, a table,
-# JSON and a PNG plot.
+# JSON and a PNG plot. Under the pfcost plugin (unless -C 0): instructions
+# and cache-line transfers per fault for every run, and with -u a second
+# boot, of the unpatched perf kernel, for the floor.
 #
 #   bench/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] [-s SECS]
-#                [-r REPS] [-t N:N:..] -o OUTDIR
+#                [-r REPS] [-t N:N:..] [-p PASSES] [-C 0|1]
+#                [-u UNPATCHED_ARTIFACT_DIR] -o OUTDIR
+#
+# -p PASSES: each run makes PASSES passes over its region(s) instead of
+# running SECS seconds (fixed work: per-fault counts that do not depend on
+# the guest's speed).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/common.sh
 . "$top/scripts/common.sh"
-art= initrd= cpus=$(nproc) mem=3072 secs=1 reps=3 threads= out=$top/build/bench
-while getopts "k:i:c:m:s:r:t:o:" o; do
+art= initrd= cpus=$(nproc) mem=3072 secs=1 reps=3 threads= out=$top/build/bench cost=1 floor= passes=
+while getopts "k:i:c:m:s:r:t:o:C:u:p:" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
 	s) secs=$OPTARG ;; r) reps=$OPTARG ;; t) threads=$OPTARG ;; o) out=$OPTARG ;;
-	*) sed -n '2,8s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	C) cost=$OPTARG ;; u) floor=$OPTARG ;; p) passes=$OPTARG ;;
+	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ -f "$art/bzImage" ] || die "no perf kernel in '$art'"
+case $cost in 0|1) ;; *) die "bad -C '$cost' (0 or 1)" ;; esac
+case $passes in '') ;; *[!0-9]*|0*) die "bad -p '$passes' (1 or more passes)" ;; esac
+[ -z "$floor" ] || [ -f "$floor/bzImage" ] || die "no unpatched perf kernel in '$floor'"
 mkdir -p "$out"
 log=$out/bench-console.log
-note "pfbench: ${secs}s x $reps reps per configuration on $cpus vCPUs (console: $log)"
-"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c "$cpus" -m "$mem" -t 5400 \
-	-r bench -a "pfscale.bench=$secs,$reps${threads:+,$threads}" -l "$log" 2> >(tee "$out/boot.err" >&2) ||
-	die "the benchmark boot failed (see $log)"
-grep -q '^BENCH ' "$log" || die "no BENCH lines in $log"
+rm -f "$out/pfcost.jsonl" "$out/pfcost-unpatched.jsonl" "$out/bench-unpatched-console.log"
+
+# bench_boot ARTIFACT LOG REPORT: pfbench in one boot, under the plugin
+# when REPORT is not empty.
+bench_boot() {
+	local kart=$1 blog=$2 report=$3
+	"$top/qemu/boot.sh" -q -k "$kart/bzImage" -i "$initrd" -c "$cpus" -m "$mem" -t 5400 \
+		${report:+-P "$report"} -r bench -a "pfscale.bench=$secs,$reps,$threads${passes:+,$passes}" \
+		-l "$blog" 2> >(tee "$out/boot.err" >&2) ||
+		die "the benchmark boot failed (see $blog)"
+	grep -q '^BENCH ' "$blog" || die "no BENCH lines in $blog"
+}
+
+report=
+[ "$cost" = 1 ] && report=$out/pfcost.jsonl
+what="${secs}s"
+[ -n "$passes" ] && what="$passes passes"
+note "pfbench: $what x $reps reps per configuration on $cpus vCPUs (console: $log${report:+, pfcost plugin: $report}); host load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_boot "$art" "$log" "$report"
 accel=$(sed -n 's/.*pfscale: qemu (\([a-z]*\),.*/\1/p' "$out/boot.err" | head -1)
+floor_args=()
+if [ -n "$floor" ]; then
+	flog=$out/bench-unpatched-console.log
+	freport=
+	[ "$cost" = 1 ] && freport=$out/pfcost-unpatched.jsonl
+	note "pfbench on the unpatched perf kernel (console: $flog); host load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+	bench_boot "$floor" "$flog" "$freport"
+	[ -n "$freport" ] && floor_args=(--floor-log "$flog" --floor-cost "$freport")
+fi
+note "host load after the boots: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The previous run's results, to show how well this one repeats them.
+compare_args=()
+if [ -n "$report" ] && [ -f "$out/bench.json" ]; then
+	mv "$out/bench.json" "$out/bench-prev.json"
+	compare_args=(--compare "$out/bench-prev.json")
+fi
 /usr/bin/python3 "$top/bench/report.py" --log "$log" --out "$out" \
-	--accel "${accel:-unknown}" --kernel "$art"
+	--accel "${accel:-unknown}" --kernel "$art" ${report:+--cost "$report"} "${floor_args[@]}" \
+	"${compare_args[@]}"

@@ -20,6 +20,12 @@
 #               probe boot proves it works, else TCG (multi-threaded)
 #   -q          quiet: console only to the log, not to stdout
 #   -O          no oops=panic (tests/host/harness.sh: a non-fatal oops)
+#   -P FILE     load the pfcost TCG plugin (qemu/plugin/pfcost.c, built by
+#               make plugin): every interval between the guest's pfcost
+#               markers appends one JSON record to FILE; functions and data
+#               are named from the System.map next to the kernel.
+#               PFSCALE_PFCOST_ARGS (environment) adds plugin arguments, e.g.
+#               top=30 or print=on (a summary line per interval on stderr)
 #
 # The kernel command line always has oops=panic (an oops ends the guest at
 # once instead of leaving a half-dead one to time out; not panic_on_warn: a
@@ -38,15 +44,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../scripts/common.sh"
 
 kernel= initrd= run= append= cpus=4 mem=1024 timeout=600 log= gdb= gdbport=1234
-monitor= accel=${PFSCALE_ACCEL:-auto} quiet= oops=oops=panic
-while getopts "k:i:r:a:c:m:t:l:gGp:M:A:qO" o; do
+monitor= accel=${PFSCALE_ACCEL:-auto} quiet= oops=oops=panic pfcost=
+while getopts "k:i:r:a:c:m:t:l:gGp:M:A:qOP:" o; do
 	case $o in
 	k) kernel=$OPTARG ;; i) initrd=$OPTARG ;; r) run=$OPTARG ;;
 	a) append=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
 	t) timeout=$OPTARG ;; l) log=$OPTARG ;; g) gdb=-s ;; G) gdb=-S ;;
 	p) gdbport=$OPTARG ;; M) monitor=$OPTARG ;; A) accel=$OPTARG ;; q) quiet=1 ;;
-	O) oops= ;;
-	*) sed -n '2,34s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	O) oops= ;; P) pfcost=$OPTARG ;;
+	*) sed -n '2,40s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -73,6 +79,8 @@ kvm_works() {
 	[ "$(cat "$stamp")" = yes ]
 }
 
+# The plugin counts what TCG executes: -P means TCG.
+[ -n "$pfcost" ] && [ "$accel" = auto ] && accel=tcg
 case "$accel" in
 auto) if kvm_works; then accel=kvm; else accel=tcg; fi ;;
 kvm|tcg) ;;
@@ -101,6 +109,17 @@ fi
 [ -n "$gdb" ] && args+=(-gdb "tcp::$gdbport")
 [ "$gdb" = -S ] && args+=(-S)
 [ -n "$monitor" ] && args+=(-monitor "unix:$monitor,server,nowait")
+if [ -n "$pfcost" ]; then
+	[ "$accel" = tcg ] || die "-P needs TCG: the plugin counts what TCG executes"
+	make -s -C "$here/.." plugin >&2 || die "cannot build the pfcost plugin (make plugin)"
+	: > "$pfcost" || die "cannot write the pfcost report '$pfcost'"
+	plugin="$here/../build/pfcost.so,out=$(realpath "$pfcost")"
+	map=$(dirname "$kernel")/System.map
+	[ -f "$map" ] && plugin="$plugin,map=$map"
+	[ -n "${PFSCALE_PFCOST_ARGS:-}" ] && plugin="$plugin,$PFSCALE_PFCOST_ARGS"
+	args+=(-plugin "$plugin")
+	case ",${PFSCALE_PFCOST_ARGS:-}," in *,print=on,*) args+=(-d plugin) ;; esac
+fi
 
 : > "$log"
 echo "pfscale: qemu ($accel, $cpus vCPUs, ${mem}M, timeout ${timeout}s), console log $log" >&2

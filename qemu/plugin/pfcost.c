@@ -1,0 +1,916 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pfcost: a QEMU TCG plugin (API v1, QEMU 7.2) that counts what a stretch of
+ * guest execution costs, between two marker instructions the guest executes:
+ * instructions per vCPU (user and kernel, spin-waiting apart), memory
+ * accesses, and transfers of 64-byte physical cache lines between vCPUs,
+ * each transfer attributed to the code that made it (kernel function from
+ * System.map, or "user") and to the data it touched.
+ *
+ *   qemu-system-x86_64 ... -plugin pfcost.so,out=FILE[,map=System.map]
+ *                              [,top=N][,print=on]
+ *
+ * out=FILE     every interval appends one JSON object (one line) to FILE
+ * map=FILE     the guest kernel's System.map: names for code and static data
+ * cache=KB     the per-vCPU cache size of the model below (default 2048)
+ * top=N        length of the top lists in the report (default 15)
+ * print=on     also print a one-line summary per interval through QEMU's
+ *              log (shown with -d plugin)
+ *
+ * Markers (docs/bench.md "Cost model"): `xchg %bx,%bx` (66 87 db) starts an
+ * interval, the next one ends it; `xchg %dx,%dx` (66 87 d2) ends the running
+ * interval and starts the next at once (phases). Counting covers all vCPUs,
+ * whichever vCPU executed the marker.
+ *
+ * Coherence model: every vCPU has a private cache of 64-byte lines of guest
+ * physical memory, MSI-like. A line is held by a set of vCPUs, and is dirty
+ * when one vCPU wrote it and nobody has read it since. Capacity is
+ * approximated by age: the copies of a line count as evicted once the vCPU
+ * that last filled or dirtied it has filled more than cache=KB (default
+ * 2048, an L2) of other lines since; cache=0 makes the caches infinite.
+ *   - load by v: a hit if v holds the line; if another vCPU holds it dirty
+ *     (and it has not aged out), one transfer (that vCPU's write moves to
+ *     v; the line becomes clean and shared); a line nobody holds dirty is
+ *     a fill, not a transfer;
+ *   - store by v: unless v is its only holder, one transfer (another vCPU
+ *     held it, clean or dirty: an ownership transfer, however many copies
+ *     it invalidates); v then holds it alone, dirty;
+ *   - an instruction that reads and writes the same line (an atomic
+ *     read-modify-write, which QEMU reports as one access, or a plain x86
+ *     RMW such as `add %eax,(mem)`, which it reports as a load then a store)
+ *     is one store: a read for ownership;
+ *   - an access that crosses a line boundary counts for its first line;
+ *     MMIO and accesses above phys_bits are not lines (counted apart);
+ *   - the state starts empty at each interval's start (the first touch of
+ *     every line is a fill), and QEMU's page-table walker, DMA and
+ *     instruction fetch are not data accesses here;
+ *   - the order is that of the callbacks, which QEMU runs just after each
+ *     access: a line handed back within the gap (under a microsecond) can
+ *     lose a transfer (docs/bench.md).
+ * Two vCPUs that ping-pong one line N times (each waits to see the other's
+ * write, then writes) make 2N transfers: one load, one store per turn.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "qemu-plugin-api.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define LINE_SHIFT 6
+#define PHYS_BITS 36			/* 64 GiB of guest physical address space */
+#define NR_LINES (1UL << (PHYS_BITS - LINE_SHIFT))
+#define DIRTY (1ULL << 63)		/* line state: bit v = vCPU v holds it */
+#define MAX_VCPUS 63
+#define HOT_SLOTS 8192			/* per vCPU: lines that transferred */
+
+/* x86-64 Linux 6.1 layout, 4-level paging, no KASLR (boot.sh: nokaslr). */
+#define KERNEL_START	0xffff800000000000ULL
+#define DIRECT_START	0xffff888000000000ULL
+#define DIRECT_END	0xffffc88000000000ULL
+#define VMALLOC_START	0xffffc90000000000ULL
+#define VMALLOC_END	0xffffe90000000000ULL
+#define VMEMMAP_START	0xffffea0000000000ULL
+#define VMEMMAP_END	0xffffeb0000000000ULL
+#define IMAGE_START	0xffffffff80000000ULL
+#define STRUCT_PAGE_SIZE 64
+
+/* Where a transferred line lives. */
+enum data_class {
+	D_USER, D_PERCPU, D_STATIC, D_STRUCT_PAGE, D_PAGE_DATA, D_DIRECT, D_VMALLOC,
+	D_OTHER, NR_CLASSES
+};
+static const char *const class_name[NR_CLASSES] = {
+	"user", "percpu", "static", "struct_page", "page_data", "direct_map",
+	"vmalloc", "other_kernel"
+};
+/*
+ * user: user addresses; percpu: %gs-relative accesses (this_cpu_*); static:
+ * kernel image data (System.map symbol); struct_page: vmemmap; page_data:
+ * direct-map accesses by clear_page*, copy_page*, copy_*user* (page
+ * contents); direct_map: other direct-map accesses (slab, page tables,
+ * per-CPU data reached by pointer); vmalloc: the vmalloc area (kernel
+ * stacks); other_kernel: the rest.
+ */
+
+/* Symbols: System.map entries at kernel addresses, sorted by address. */
+struct sym {
+	uint64_t addr;
+	char *name;
+	unsigned char text, spin, page_data;
+};
+static struct sym *syms;
+static size_t nr_syms;
+static uint64_t image_end;		/* _end */
+static uint64_t fault_entry;		/* exc_page_fault: one entry per page fault */
+/* Code ids past the symbols: user code and kernel code outside the image. */
+#define CODE_USER (nr_syms)
+#define CODE_UNKNOWN (nr_syms + 1)
+#define NR_CODES (nr_syms + 2)
+
+/* What the translator learnt about a block and about an instruction. */
+struct tb_info {
+	uint32_t insns;
+	uint32_t code;
+	unsigned char user, spin, fault_entry;
+};
+struct insn_info {
+	uint64_t pc;
+	uint32_t code;
+	unsigned char gs;		/* %gs segment prefix: per-CPU data */
+};
+
+struct hot_line {
+	uint64_t line, vaddr;
+	uint32_t code, count;
+};
+
+/*
+ * Per vCPU, written only by that vCPU's thread while an interval runs and
+ * read by the marker's thread after counting stopped.
+ */
+struct vcpu {
+	/* the arrays stay while start_interval() zeroes the rest */
+	uint64_t *code_insns, *code_xfer, *data_xfer;	/* [NR_CODES] */
+	struct hot_line *hot;
+	uint64_t insns_user, insns_kernel, spin_user, spin_kernel;
+	uint64_t faults;		/* entries to exc_page_fault */
+	uint64_t fills, evicted;	/* lines fetched; of them, others' copies aged out */
+	uint64_t loads, stores, rmw, atomics, io, out_of_range;
+	uint64_t xfer_load, xfer_store, xfer_store_dirty;
+	uint64_t class_xfer[NR_CLASSES];
+	uint64_t hot_overflow;
+	/* a load waiting to see whether its instruction also stores the line */
+	const struct insn_info *pend_insn;
+	uint64_t pend_line, pend_vaddr;
+} __attribute__((aligned(64)));
+
+static struct vcpu *vcpus;
+static int nr_vcpus;
+static uint64_t *lines;			/* NR_LINES states, mapped lazily */
+/* per line: (vCPU << STAMP_SHIFT) | its fills when it last filled or dirtied it */
+static uint64_t *stamps;
+#define STAMP_SHIFT 58
+#define STAMP_MASK ((1ULL << STAMP_SHIFT) - 1)
+static uint64_t cache_lines = (2048 << 10) >> LINE_SHIFT;	/* cache=KB, 0: infinite */
+static int active;
+static unsigned long seq;
+static double t_start;
+static pthread_mutex_t marker_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *out;
+static char *out_path;
+static int top_n = 15, print_summary;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- symbols ---------------------------------------------------------- */
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int prefixed(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strncmp(s, *list, strlen(*list)))
+			return 1;
+	return 0;
+}
+
+/* Functions whose instructions are waiting, not work. */
+static const char *const spin_names[] = {
+	"native_queued_spin_lock_slowpath", "__pv_queued_spin_lock_slowpath",
+	"queued_read_lock_slowpath", "queued_write_lock_slowpath",
+	"rwsem_down_read_slowpath", "rwsem_down_write_slowpath",
+	"rwsem_optimistic_spin", "osq_lock", "__spin_lock_debug",
+	"smp_call_function_many_cond", "csd_lock_wait", NULL
+};
+/* Functions whose direct-map accesses are to page contents. */
+static const char *const page_data_names[] = {
+	"clear_page", "copy_page", "copy_user", "__copy_user", "copy_mc", "memset_orig",
+	"rep_stos_alternative", NULL
+};
+
+static int load_map(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], name[256], type;
+	uint64_t addr;
+	size_t cap = 0;
+
+	if (!f) {
+		fprintf(stderr, "pfcost: cannot open map '%s': %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_end"))
+			image_end = addr;
+		if (!strcmp(name, "exc_page_fault"))
+			fault_entry = addr;
+		if (addr < KERNEL_START || type == 'a' || type == 'A')
+			continue;
+		if (nr_syms == cap) {
+			cap = cap ? cap * 2 : 32768;
+			syms = realloc(syms, cap * sizeof(*syms));
+			if (!syms)
+				return -1;
+		}
+		syms[nr_syms++] = (struct sym){
+			.addr = addr, .name = strdup(name),
+			.text = type == 't' || type == 'T' || type == 'w' || type == 'W',
+			.spin = !strcmp(name, spin_names[0]) || prefixed(name, spin_names),
+			.page_data = prefixed(name, page_data_names),
+		};
+	}
+	fclose(f);
+	if (!nr_syms || !image_end) {
+		fprintf(stderr, "pfcost: '%s' has no kernel symbols or no _end: not a System.map\n",
+			path);
+		return -1;
+	}
+	qsort(syms, nr_syms, sizeof(*syms), sym_cmp);
+	return 0;
+}
+
+/* Index of the symbol containing a kernel image address, or -1. */
+static long sym_find(uint64_t addr)
+{
+	size_t lo = 0, hi = nr_syms;
+
+	if (!nr_syms || addr < syms[0].addr || addr >= image_end)
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (syms[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t code_of(uint64_t pc)
+{
+	long i;
+
+	if (pc < KERNEL_START)
+		return CODE_USER;
+	i = sym_find(pc);
+	return i < 0 ? CODE_UNKNOWN : (uint32_t)i;
+}
+
+static const char *code_name(size_t code)
+{
+	if (code == CODE_USER)
+		return "user";
+	if (code == CODE_UNKNOWN)
+		return "kernel_unknown";
+	return syms[code].name;
+}
+
+/* ---- translation: per-thread arena for what callbacks get as userdata ---- */
+
+static void *arena_alloc(size_t size)
+{
+	static __thread char *cur, *end;
+	void *p;
+
+	size = (size + 15) & ~15UL;
+	if (cur + size > end) {
+		cur = malloc(1 << 20);
+		if (!cur)
+			abort();
+		end = cur + (1 << 20);
+	}
+	p = cur;
+	cur += size;
+	return p;
+}
+
+static void marker(unsigned int vcpu, void *kind);
+static void tb_exec(unsigned int vcpu, void *udata);
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
+		       void *udata);
+
+#define MARK_TOGGLE ((void *)1)
+#define MARK_PHASE ((void *)2)
+
+static int has_gs_prefix(const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	/* legacy prefixes and REX come before the opcode */
+	for (i = 0; i < n; i++) {
+		switch (b[i]) {
+		case 0x65:
+			return 1;
+		case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64:
+		case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
+			continue;
+		default:
+			if ((b[i] & 0xf0) == 0x40)
+				continue;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	uint64_t pc0 = qemu_plugin_tb_vaddr(tb);
+	struct tb_info *t = arena_alloc(sizeof(*t));
+
+	(void)id;
+	t->insns = n;
+	t->code = code_of(pc0);
+	t->user = pc0 < KERNEL_START;
+	t->spin = t->code < nr_syms && syms[t->code].spin;
+	t->fault_entry = fault_entry && pc0 == fault_entry;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const unsigned char *b = qemu_plugin_insn_data(insn);
+		size_t len = qemu_plugin_insn_size(insn);
+		struct insn_info *ii;
+
+		if (len == 3 && b[0] == 0x66 && b[1] == 0x87 && (b[2] == 0xdb || b[2] == 0xd2)) {
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker, QEMU_PLUGIN_CB_NO_REGS,
+							       b[2] == 0xdb ? MARK_TOGGLE : MARK_PHASE);
+			continue;
+		}
+		/* pause: a spin-wait loop (cpu_relax) */
+		if (len >= 2 && b[len - 2] == 0xf3 && b[len - 1] == 0x90)
+			t->spin = 1;
+		ii = arena_alloc(sizeof(*ii));
+		ii->pc = qemu_plugin_insn_vaddr(insn);
+		ii->code = code_of(ii->pc);
+		ii->gs = ii->pc >= KERNEL_START && has_gs_prefix(b, len);
+		qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, ii);
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, t);
+}
+
+/* ---- execution ---------------------------------------------------------- */
+
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	const struct tb_info *t = udata;
+	struct vcpu *v;
+
+	if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || vcpu >= (unsigned int)nr_vcpus)
+		return;
+	v = &vcpus[vcpu];
+	if (t->user) {
+		v->insns_user += t->insns;
+		if (t->spin)
+			v->spin_user += t->insns;
+	} else {
+		v->insns_kernel += t->insns;
+		if (t->spin)
+			v->spin_kernel += t->insns;
+	}
+	v->code_insns[t->code] += t->insns;
+	if (t->fault_entry)
+		v->faults++;
+}
+
+static enum data_class classify(const struct insn_info *ii, uint64_t vaddr, long *sym)
+{
+	*sym = -1;
+	if (vaddr < KERNEL_START)
+		return D_USER;
+	if (ii->gs)
+		return D_PERCPU;
+	if (vaddr >= IMAGE_START) {
+		*sym = sym_find(vaddr);
+		return *sym >= 0 ? D_STATIC : D_OTHER;
+	}
+	if (vaddr >= VMEMMAP_START && vaddr < VMEMMAP_END)
+		return D_STRUCT_PAGE;
+	if (vaddr >= DIRECT_START && vaddr < DIRECT_END)
+		return ii->code < nr_syms && syms[ii->code].page_data ? D_PAGE_DATA : D_DIRECT;
+	if (vaddr >= VMALLOC_START && vaddr < VMALLOC_END)
+		return D_VMALLOC;
+	return D_OTHER;
+}
+
+static void transfer(struct vcpu *v, const struct insn_info *ii, uint64_t line, uint64_t vaddr)
+{
+	enum data_class c;
+	long sym;
+	size_t h, i;
+
+	c = classify(ii, vaddr, &sym);
+	v->class_xfer[c]++;
+	v->code_xfer[ii->code]++;
+	if (sym >= 0)
+		v->data_xfer[sym]++;
+	h = (line * 0x9e3779b97f4a7c15ULL) >> 51;	/* 13 bits: HOT_SLOTS */
+	for (i = 0; i < 16; i++) {
+		struct hot_line *hl = &v->hot[(h + i) & (HOT_SLOTS - 1)];
+
+		if (hl->count && hl->line != line)
+			continue;
+		if (!hl->count)
+			*hl = (struct hot_line){ .line = line, .vaddr = vaddr, .code = ii->code };
+		hl->count++;
+		return;
+	}
+	v->hot_overflow++;
+}
+
+/* One access of one line by vCPU @vcpu under the coherence model above. */
+/*
+ * Whether the line's copies count as evicted: the vCPU that last filled or
+ * dirtied it has filled more than cache_lines other lines since.
+ */
+static int stale(uint64_t line)
+{
+	uint64_t st = __atomic_load_n(&stamps[line], __ATOMIC_RELAXED);
+	unsigned int last = st >> STAMP_SHIFT;
+
+	return cache_lines && last < (unsigned int)nr_vcpus &&
+	       vcpus[last].fills - (st & STAMP_MASK) > cache_lines;
+}
+
+static void line_access(unsigned int vcpu, struct vcpu *v, const struct insn_info *ii,
+			uint64_t line, uint64_t vaddr, int store)
+{
+	uint64_t *slot = &lines[line], me = 1ULL << vcpu, s, new;
+	int moved, old;
+
+	s = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	if (store ? s == (me | DIRTY) : (s & me) != 0)
+		return;			/* a hit */
+	old = (s & ~me) && stale(line);
+	do {
+		if (store) {
+			if (s == (me | DIRTY))
+				return;
+			moved = !old && (s & ~DIRTY & ~me) != 0;
+			new = me | DIRTY;
+		} else {
+			if (s & me)
+				return;
+			moved = !old && (s & DIRTY) != 0;
+			new = old ? me : (s & ~DIRTY) | me;
+		}
+	} while (!__atomic_compare_exchange_n(slot, &s, new, 0, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	if (!(s & me))
+		v->fills++;
+	__atomic_store_n(&stamps[line], ((uint64_t)vcpu << STAMP_SHIFT) | (v->fills & STAMP_MASK),
+			 __ATOMIC_RELAXED);
+	if (old)
+		v->evicted++;
+	if (!moved)
+		return;
+	if (store) {
+		v->xfer_store++;
+		if (s & DIRTY)
+			v->xfer_store_dirty++;
+	} else {
+		v->xfer_load++;
+	}
+	transfer(v, ii, line, vaddr);
+}
+
+static void flush_pending(unsigned int vcpu, struct vcpu *v)
+{
+	const struct insn_info *ii = v->pend_insn;
+
+	v->pend_insn = NULL;
+	line_access(vcpu, v, ii, v->pend_line, v->pend_vaddr, 0);
+}
+
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
+		       void *udata)
+{
+	const struct insn_info *ii = udata;
+	struct qemu_plugin_hwaddr *hw;
+	struct vcpu *v;
+	uint64_t line;
+	int store;
+
+	if (!__atomic_load_n(&active, __ATOMIC_RELAXED) || vcpu >= (unsigned int)nr_vcpus)
+		return;
+	v = &vcpus[vcpu];
+	hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
+		v->io++;
+		return;
+	}
+	line = qemu_plugin_hwaddr_phys_addr(hw) >> LINE_SHIFT;
+	if (line >= NR_LINES) {
+		v->out_of_range++;
+		return;
+	}
+	store = qemu_plugin_mem_is_store(info);
+	/*
+	 * QEMU 7.2 reports an atomic RMW as one access with both R and W in
+	 * the bits above the MemOpIdx (make_plugin_meminfo()); only counted.
+	 */
+	if ((info >> 16) == QEMU_PLUGIN_MEM_RW)
+		v->atomics++;
+	if (v->pend_insn) {
+		if (store && v->pend_insn == ii && v->pend_line == line) {
+			/* the load's instruction stores the line too: one RMW */
+			v->pend_insn = NULL;
+			v->loads--;
+			v->rmw++;
+			line_access(vcpu, v, ii, line, vaddr, 1);
+			return;
+		}
+		flush_pending(vcpu, v);
+	}
+	if (store) {
+		v->stores++;
+		line_access(vcpu, v, ii, line, vaddr, 1);
+	} else {
+		v->loads++;
+		v->pend_insn = ii;
+		v->pend_line = line;
+		v->pend_vaddr = vaddr;
+	}
+}
+
+/* ---- intervals and the report ---------------------------------------------- */
+
+static void start_interval(void)
+{
+	int i;
+
+	/*
+	 * Another vCPU may still be in a callback that saw the last interval
+	 * active (pfcost_phase()): zero the counters, never the array pointers.
+	 */
+	for (i = 0; i < nr_vcpus; i++) {
+		struct vcpu *v = &vcpus[i];
+
+		memset(v->code_insns, 0, NR_CODES * sizeof(uint64_t));
+		memset(v->code_xfer, 0, NR_CODES * sizeof(uint64_t));
+		memset(v->data_xfer, 0, NR_CODES * sizeof(uint64_t));
+		memset(v->hot, 0, HOT_SLOTS * sizeof(struct hot_line));
+		memset(&v->insns_user, 0, sizeof(*v) - offsetof(struct vcpu, insns_user));
+	}
+	/* every line back to "held by nobody", and its memory back to the host */
+	madvise(lines, NR_LINES * sizeof(*lines), MADV_DONTNEED);
+	madvise(stamps, NR_LINES * sizeof(*stamps), MADV_DONTNEED);
+	seq++;
+	t_start = now();
+	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
+}
+
+struct ranked {
+	size_t idx;
+	uint64_t n;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	return x->n < y->n ? 1 : x->n > y->n ? -1 : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * The codes (or data symbols) with a count in the per-vCPU array at
+ * @offset, by the sum over vCPUs, largest first; the caller frees *@r.
+ */
+static size_t rank_codes(size_t offset, struct ranked **r)
+{
+	size_t i, n = 0;
+	int j;
+
+	*r = calloc(NR_CODES, sizeof(**r));
+	if (!*r)
+		return 0;
+	for (i = 0; i < NR_CODES; i++) {
+		uint64_t sum = 0;
+
+		for (j = 0; j < nr_vcpus; j++)
+			sum += (*(uint64_t **)((char *)&vcpus[j] + offset))[i];
+		if (sum)
+			(*r)[n++] = (struct ranked){ i, sum };
+	}
+	qsort(*r, n, sizeof(**r), ranked_cmp);
+	return n;
+}
+
+/* The top_n of rank_codes() as a JSON list. */
+static void put_top(const char *key, size_t offset, int data)
+{
+	struct ranked *r;
+	size_t k, n = rank_codes(offset, &r);
+
+	fprintf(out, ",\"%s\":[", key);
+	for (k = 0; k < n && k < (size_t)top_n; k++)
+		fprintf(out, "%s{\"%s\":\"%s\",\"n\":%" PRIu64 "}", k ? "," : "",
+			data ? "sym" : "func", code_name(r[k].idx), r[k].n);
+	fputc(']', out);
+	free(r);
+}
+
+/* What a hot line is: its class and symbol+offset, or struct page's pfn. */
+static void describe(const struct hot_line *hl, char *buf, size_t len, const char **cls)
+{
+	struct insn_info ii = { .code = hl->code };
+	long sym;
+	enum data_class c = classify(&ii, hl->vaddr, &sym);
+
+	*cls = class_name[c];
+	if (c == D_STATIC)
+		snprintf(buf, len, "%s+0x%" PRIx64, syms[sym].name, hl->vaddr - syms[sym].addr);
+	else if (c == D_STRUCT_PAGE)
+		snprintf(buf, len, "struct page pfn 0x%" PRIx64,
+			 (uint64_t)((hl->vaddr - VMEMMAP_START) / STRUCT_PAGE_SIZE));
+	else
+		snprintf(buf, len, "0x%" PRIx64, hl->vaddr);
+}
+
+static int hot_cmp(const void *a, const void *b)
+{
+	const struct hot_line *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 :
+		(x->line > y->line) - (x->line < y->line);
+}
+
+static void put_hot_lines(void)
+{
+	struct hot_line *all = calloc((size_t)nr_vcpus * HOT_SLOTS, sizeof(*all));
+	size_t n = 0, i, k;
+	int j;
+
+	if (!all)
+		return;
+	/* merge the vCPUs' tables: one entry per line, counts added */
+	for (j = 0; j < nr_vcpus; j++)
+		for (i = 0; i < HOT_SLOTS; i++) {
+			const struct hot_line *hl = &vcpus[j].hot[i];
+
+			if (!hl->count)
+				continue;
+			for (k = 0; k < n && all[k].line != hl->line; k++)
+				;
+			if (k == n)
+				all[n++] = *hl;
+			else
+				all[k].count += hl->count;
+		}
+	qsort(all, n, sizeof(*all), hot_cmp);
+	fputs(",\"hot_lines\":[", out);
+	for (k = 0; k < n && k < (size_t)top_n; k++) {
+		char what[320];
+		const char *cls;
+
+		describe(&all[k], what, sizeof(what), &cls);
+		fprintf(out, "%s{\"pa\":\"0x%" PRIx64 "\",\"va\":\"0x%" PRIx64
+			"\",\"class\":\"%s\",\"what\":\"%s\",\"first_func\":\"%s\",\"n\":%u}",
+			k ? "," : "", all[k].line << LINE_SHIFT, all[k].vaddr, cls, what,
+			code_name(all[k].code), all[k].count);
+	}
+	fputc(']', out);
+	free(all);
+}
+
+/* The sum over vCPUs of the counter at @offset in struct vcpu. */
+static uint64_t sum_at(size_t offset)
+{
+	uint64_t sum = 0;
+	int j;
+
+	for (j = 0; j < nr_vcpus; j++)
+		sum += *(uint64_t *)((char *)&vcpus[j] + offset);
+	return sum;
+}
+#define SUM(field) sum_at(offsetof(struct vcpu, field))
+
+/* print=on: the interval in a few lines, per page fault when there were any. */
+static void print_interval(uint64_t xfer, double secs)
+{
+	uint64_t faults = SUM(faults), insns = SUM(insns_user) + SUM(insns_kernel);
+	char msg[1024];
+	struct ranked *r;
+	size_t k, n, len;
+
+	snprintf(msg, sizeof(msg), "pfcost: interval %lu, %.2f s: %" PRIu64 " instructions (%"
+		 PRIu64 " kernel, %" PRIu64 " spinning), %" PRIu64 " line transfers, %" PRIu64
+		 " page faults\n", seq, secs, insns, SUM(insns_kernel),
+		 SUM(spin_user) + SUM(spin_kernel), xfer, faults);
+	qemu_plugin_outs(msg);
+	if (faults) {
+		snprintf(msg, sizeof(msg), "pfcost:   per page fault: %.0f instructions, %.2f line"
+			 " transfers\n", (double)insns / faults, (double)xfer / faults);
+		qemu_plugin_outs(msg);
+	}
+	n = rank_codes(offsetof(struct vcpu, code_xfer), &r);
+	len = snprintf(msg, sizeof(msg), "pfcost:   top transfer sites:");
+	for (k = 0; k < n && k < 4 && len < sizeof(msg); k++)
+		len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", code_name(r[k].idx),
+				100.0 * r[k].n / (xfer ? xfer : 1));
+	free(r);
+	len += snprintf(msg + len, sizeof(msg) - len, "; data:");
+	for (k = 0; k < NR_CLASSES && len < sizeof(msg); k++) {
+		uint64_t c = sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
+
+		if (c * 20 >= xfer && c)	/* classes with 5% or more */
+			len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", class_name[k],
+					100.0 * c / xfer);
+	}
+	n = rank_codes(offsetof(struct vcpu, data_xfer), &r);
+	if (n && len < sizeof(msg))
+		len += snprintf(msg + len, sizeof(msg) - len, "; static:");
+	for (k = 0; k < n && k < 3 && len < sizeof(msg); k++)
+		len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", code_name(r[k].idx),
+				100.0 * r[k].n / (xfer ? xfer : 1));
+	free(r);
+	if (len < sizeof(msg) - 1)
+		strcpy(msg + len, "\n");
+	qemu_plugin_outs(msg);
+}
+
+static void stop_interval(void)
+{
+	double secs;
+	uint64_t xfer;
+	int c, j;
+
+	__atomic_store_n(&active, 0, __ATOMIC_RELEASE);
+	secs = now() - t_start;
+	/* a load still waiting on the marker's vCPU is dropped; so are the others' */
+	xfer = SUM(xfer_load) + SUM(xfer_store);
+	fprintf(out, "{\"seq\":%lu,\"vcpus\":%d,\"host_secs\":%.6f,\"page_faults\":%" PRIu64 ","
+		"\"insns\":{\"user\":%" PRIu64 ",\"kernel\":%" PRIu64 ",\"spin_user\":%"
+		PRIu64 ",\"spin_kernel\":%" PRIu64 "},",
+		seq, nr_vcpus, secs, SUM(faults), SUM(insns_user), SUM(insns_kernel), SUM(spin_user),
+		SUM(spin_kernel));
+	fprintf(out, "\"accesses\":{\"loads\":%" PRIu64 ",\"stores\":%" PRIu64 ",\"rmw\":%"
+		PRIu64 ",\"atomic\":%" PRIu64 ",\"io\":%" PRIu64 ",\"out_of_range\":%" PRIu64
+		"},", SUM(loads), SUM(stores), SUM(rmw), SUM(atomics), SUM(io), SUM(out_of_range));
+	fprintf(out, "\"transfers\":{\"total\":%" PRIu64 ",\"load\":%" PRIu64 ",\"store\":%"
+		PRIu64 ",\"store_from_dirty\":%" PRIu64 ",\"hot_overflow\":%" PRIu64
+		",\"fills\":%" PRIu64 ",\"aged_out\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "},",
+		xfer, SUM(xfer_load), SUM(xfer_store), SUM(xfer_store_dirty), SUM(hot_overflow),
+		SUM(fills), SUM(evicted), (cache_lines << LINE_SHIFT) >> 10);
+	fputs("\"by_class\":{", out);
+	for (c = 0; c < NR_CLASSES; c++)
+		fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", class_name[c], sum_at(offsetof(struct vcpu, class_xfer) + c * sizeof(uint64_t)));
+	fputs("},\"per_vcpu\":[", out);
+	for (j = 0; j < nr_vcpus; j++) {
+		struct vcpu *v = &vcpus[j];
+
+		fprintf(out, "%s{\"insns_user\":%" PRIu64 ",\"insns_kernel\":%" PRIu64
+			",\"transfers\":%" PRIu64 "}", j ? "," : "", v->insns_user,
+			v->insns_kernel, v->xfer_load + v->xfer_store);
+	}
+	fputc(']', out);
+	put_top("top_insns", offsetof(struct vcpu, code_insns), 0);
+	put_top("top_transfers", offsetof(struct vcpu, code_xfer), 0);
+	put_top("top_data", offsetof(struct vcpu, data_xfer), 1);
+	put_hot_lines();
+	fputs("}\n", out);
+	fflush(out);
+	if (print_summary)
+		print_interval(xfer, secs);
+}
+
+static void marker(unsigned int vcpu, void *kind)
+{
+	(void)vcpu;
+	pthread_mutex_lock(&marker_lock);
+	if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) {
+		stop_interval();
+		if (kind == MARK_PHASE)
+			start_interval();
+	} else {
+		start_interval();
+	}
+	pthread_mutex_unlock(&marker_lock);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *udata)
+{
+	(void)id;
+	(void)udata;
+	pthread_mutex_lock(&marker_lock);
+	if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+		fprintf(stderr, "pfcost: interval %lu never stopped: not reported\n", seq);
+	fclose(out);
+	pthread_mutex_unlock(&marker_lock);
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static int bad_arg(const char *arg)
+{
+	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off)\n",
+		arg);
+	return -1;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *map = NULL;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		const char *val = eq ? eq + 1 : "";
+		size_t klen = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+
+		if (klen == 3 && !strncmp(argv[i], "out", 3) && *val) {
+			out_path = strdup(val);
+		} else if (klen == 3 && !strncmp(argv[i], "map", 3) && *val) {
+			map = val;
+		} else if (klen == 3 && !strncmp(argv[i], "top", 3)) {
+			char *end;
+
+			top_n = strtol(val, &end, 10);
+			if (*end || top_n < 1 || top_n > 1000)
+				return bad_arg(argv[i]);
+		} else if (klen == 5 && !strncmp(argv[i], "cache", 5)) {
+			char *end;
+			long kb = strtol(val, &end, 10);
+
+			if (!*val || *end || kb < 0 || kb > (1L << 30))
+				return bad_arg(argv[i]);
+			cache_lines = ((uint64_t)kb << 10) >> LINE_SHIFT;
+		} else if (klen == 5 && !strncmp(argv[i], "print", 5)) {
+			if (!strcmp(val, "on"))
+				print_summary = 1;
+			else if (strcmp(val, "off"))
+				return bad_arg(argv[i]);
+		} else {
+			return bad_arg(argv[i]);
+		}
+	}
+	if (!out_path) {
+		fprintf(stderr, "pfcost: no out=FILE given\n");
+		return -1;
+	}
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		fprintf(stderr, "pfcost: needs qemu-system-x86_64 (got %s%s)\n", info->target_name,
+			info->system_emulation ? "" : ", user mode");
+		return -1;
+	}
+	nr_vcpus = info->system.max_vcpus;
+	if (nr_vcpus < 1 || nr_vcpus > MAX_VCPUS) {
+		fprintf(stderr, "pfcost: %d vCPUs: supports 1 to %d\n", nr_vcpus, MAX_VCPUS);
+		return -1;
+	}
+	if (map && load_map(map))
+		return -1;
+	out = fopen(out_path, "w");
+	if (!out) {
+		fprintf(stderr, "pfcost: cannot write '%s': %s\n", out_path, strerror(errno));
+		return -1;
+	}
+	/* 8 bytes per line of 64 GiB, reserved only: pages come on first touch */
+	lines = mmap(NULL, NR_LINES * sizeof(*lines), PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	stamps = mmap(NULL, NR_LINES * sizeof(*stamps), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	vcpus = aligned_alloc(64, nr_vcpus * sizeof(*vcpus));
+	if (lines == MAP_FAILED || stamps == MAP_FAILED || !vcpus) {
+		fprintf(stderr, "pfcost: out of memory\n");
+		return -1;
+	}
+	memset(vcpus, 0, nr_vcpus * sizeof(*vcpus));
+	for (i = 0; i < nr_vcpus; i++) {
+		vcpus[i].code_insns = calloc(NR_CODES, sizeof(uint64_t));
+		vcpus[i].code_xfer = calloc(NR_CODES, sizeof(uint64_t));
+		vcpus[i].data_xfer = calloc(NR_CODES, sizeof(uint64_t));
+		vcpus[i].hot = calloc(HOT_SLOTS, sizeof(struct hot_line));
+		if (!vcpus[i].code_insns || !vcpus[i].code_xfer || !vcpus[i].data_xfer ||
+		    !vcpus[i].hot) {
+			fprintf(stderr, "pfcost: out of memory\n");
+			return -1;
+		}
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,104 @@
+#!/bin/bash
+# The pfcost plugin's cost model against sharing patterns whose counts it
+# predicts (tests/guest/h_pfcost_model.c): boot the test kernel on 2 vCPUs
+# with the plugin (qemu/boot.sh -P), run the patterns between markers, and
+# check every record: instructions of a known loop, 2N transfers for N
+# turns of ping-pong on one line (plain stores and atomics), N for an RMW
+# instruction on a line the other vCPU wrote, about 0 for private lines.
+# Transfer counts do not depend on timing: each turn waits for the other.
+# The model orders accesses by the plugin's callbacks, which QEMU runs just
+# after each access: a write that follows the other vCPU's store within
+# that gap is ordered before it and a transfer is lost (lock xadd turns
+# 2.4 us apart lost 27%). So each turn waits a few microseconds before it
+# writes (h_pfcost_model.c), and the 10% tolerance covers a vCPU thread
+# preempted between an access and its callback.
+#
+#   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/pfcost.sh
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/host/lib.sh
+. "$top/tests/host/lib.sh"
+art=${PFSCALE_ART:?PFSCALE_ART not set}
+initrd=${PFSCALE_INITRD:?PFSCALE_INITRD not set}
+out=${PFSCALE_OUT:-$top/build/test}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=$out/pfcost-console.log report=$out/pfcost-model.jsonl
+echo "1..7"
+"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 2 -m 512 -r pfcostmodel \
+	-P "$report" -l "$log" -t 400 >"$out/pfcost-boot.out" 2>&1
+echo "# boot exit $? (log $log, report $report)"
+tr -d '\r' < "$log" | grep '^PFCOST_MODEL' > "$out/pfcost-model.lines"
+exec python3 - "$report" "$out/pfcost-model.lines" <<'PY'
+import json, sys
+
+report, lines = sys.argv[1], sys.argv[2]
+checks = [
+    'pfcost: one plugin record per marked phase of h_pfcost_model (6: one begun by pfcost_phase())',
+    'pfcost: instructions: a dec/jnz loop of K iterations is 2K user instructions (+0.1%), none of them spin, in both intervals around pfcost_phase()',
+    'pfcost: ping-pong of one line for N turns (plain stores): 2N transfers on that line (+-10%)',
+    'pfcost: ping-pong with lock xadd: 2N transfers (an atomic RMW is one store)',
+    'pfcost: RMW instructions (lock incq, addq $1,(mem)) on a line the other vCPU wrote: N transfers each, flag line 2N',
+    'pfcost: threads storing to private lines N times: user-memory transfers under 1% of N',
+    'pfcost: every transfer has a data class, the pause loops count as spin, the kernel ran',
+]
+try:
+    recs = [json.loads(l) for l in open(report)]
+except (OSError, ValueError) as e:
+    recs, err = [], 'no readable report: %s' % e
+phases = {}
+for l in open(lines):
+    f = dict(kv.split('=', 1) for kv in l.split()[1:] if '=' in kv)
+    if 'phase' in f:
+        phases[f['phase']] = f
+if len(recs) != 6 or len(phases) != 6:
+    err = 'report has %d records, guest printed %d phases' % (len(recs), len(phases))
+    for c in checks:
+        print('not ok - %s (%s)' % (c, err))
+    sys.exit(0)
+rec = {name: recs[int(f['seq']) - 1] for name, f in phases.items()}
+for name, f in phases.items():
+    if rec[name]['seq'] != int(f['seq']):
+        print('# record %d is not phase %s' % (rec[name]['seq'], name))
+
+
+def line_n(name, key='line'):
+    """Transfers of the line at the guest address the phase printed."""
+    va = int(phases[name][key], 16)
+    return sum(h['n'] for h in rec[name]['hot_lines'] if int(h['va'], 16) >> 6 == va >> 6)
+
+
+def result(ok, text, detail):
+    print('%s - %s (%s)' % ('ok' if ok else 'not ok', text, detail))
+
+
+def near(x, want, tol=0.10):
+    return abs(x - want) <= tol * want
+
+
+result(True, checks[0], ', '.join('%s=%d' % (n, rec[n]['seq']) for n in phases))
+k = int(phases['insns']['k'])
+ins, ph = rec['insns']['insns'], rec['phase']['insns']
+result(all(2 * k <= i['user'] <= 2 * k * 1.001 and i['spin_user'] == 0 for i in (ins, ph)),
+       checks[1], 'K=%d: user %d and %d, spin_user %d and %d'
+       % (k, ins['user'], ph['user'], ins['spin_user'], ph['spin_user']))
+n = int(phases['pingpong']['n'])
+pp = line_n('pingpong')
+result(near(pp, 2 * n), checks[2], 'N=%d: %d' % (n, pp))
+at = line_n('atomic')
+result(near(at, 2 * n) and rec['atomic']['accesses']['atomic'] >= n, checks[3],
+       'N=%d: %d, atomic accesses %d' % (n, at, rec['atomic']['accesses']['atomic']))
+fl, la, lp = line_n('rmw'), line_n('rmw', 'line2'), line_n('rmw', 'line3')
+result(near(fl, 2 * n) and near(la, n) and near(lp, n), checks[4],
+       'N=%d: flag %d, lock incq %d, addq %d' % (n, fl, la, lp))
+pu = rec['private']['by_class']['user']
+result(pu < n / 100, checks[5], 'N=%d: %d' % (n, pu))
+bad = [r['seq'] for r in recs
+       if sum(r['by_class'].values()) != r['transfers']['total']
+       or r['transfers']['total'] != r['transfers']['load'] + r['transfers']['store']]
+spin = rec['pingpong']['insns']['spin_user']
+kern = min(r['insns']['kernel'] for r in recs)
+result(not bad and spin > 0 and kern > 0, checks[6],
+       'records with unclassified transfers: %s; ping-pong spin %d; kernel >= %d'
+       % (bad or 'none', spin, kern))
+PY
