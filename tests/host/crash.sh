@@ -13,9 +13,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/lib.sh
 . "$top/tests/host/lib.sh"
-art=${PFSCALE_ART:?} initrd=${PFSCALE_INITRD:?} out=${PFSCALE_OUT:?}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+host_test_env
 log=$out/crash-console.log sock=$out/crash-monitor.sock core=$out/vmcore
 corez=$out/vmcore.kdump corep=$out/vmcore.paging
 so=$out/pfscale.so cmds=$out/crash-cmds crashout=$out/crash-output.txt

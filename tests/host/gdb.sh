@@ -14,10 +14,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/lib.sh
 . "$top/tests/host/lib.sh"
-art=${PFSCALE_ART:?PFSCALE_ART not set}
-initrd=${PFSCALE_INITRD:?PFSCALE_INITRD not set}
-out=${PFSCALE_OUT:-$top/build/test}
-mkdir -p "$out"
+host_test_env
 log=$out/gdb-console.log
 gout=$out/gdb.out
 pages=64 touched=48

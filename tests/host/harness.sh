@@ -11,7 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/lib.sh
 . "$top/tests/host/lib.sh"
-art=${PFSCALE_ART:?} initrd=${PFSCALE_INITRD:?} out=${PFSCALE_OUT:?}
+host_test_env
 parse=$top/tests/lib/tap-parse.sh
 # The logs of these deliberately bad boots go to their own directory, so
 # that tests/run.sh's scan of every console log in OUT leaves them out.

@@ -35,3 +35,15 @@ wait_console() {
 	done
 	echo "$line"
 }
+
+# The environment of every host test (tests/run.sh sets it): $art, the
+# kernel artifact dir; $initrd, the initramfs; $out, the output dir (made,
+# absolute; default build/test). Needs $top.
+# shellcheck disable=SC2034
+host_test_env() {
+	art=${PFSCALE_ART:?PFSCALE_ART not set}
+	initrd=${PFSCALE_INITRD:?PFSCALE_INITRD not set}
+	out=${PFSCALE_OUT:-$top/build/test}
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+}

@@ -11,9 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/lib.sh
 . "$top/tests/host/lib.sh"
-art=${PFSCALE_ART:?PFSCALE_ART not set}
-initrd=${PFSCALE_INITRD:?PFSCALE_INITRD not set}
-out=${PFSCALE_OUT:-$top/build/test}
+host_test_env
 name="gdb: pf-walk/pf-range on a 5-level paging guest (LA57): 5 levels, PFNs equal pagemap's"
 cname="crash: pfpte on a 5-level guest's dump: the 48 present pages of the region"
 echo "1..2"

@@ -19,9 +19,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/lib.sh
 . "$top/tests/host/lib.sh"
-art=${PFSCALE_ART:?} initrd=${PFSCALE_INITRD:?} out=${PFSCALE_OUT:?}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+host_test_env
 log=$out/parity-console.log sock=$out/parity-monitor.sock
 corez=$out/parity.kdump corep=$out/parity.paging so=$out/parity-pfscale.so
 pout=$out/parity

@@ -18,11 +18,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/host/lib.sh
 . "$top/tests/host/lib.sh"
-art=${PFSCALE_ART:?PFSCALE_ART not set}
-initrd=${PFSCALE_INITRD:?PFSCALE_INITRD not set}
-out=${PFSCALE_OUT:-$top/build/test}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+host_test_env
 log=$out/pfcost-console.log report=$out/pfcost-model.jsonl
 echo "1..7"
 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 2 -m 512 -r pfcostmodel \
