@@ -18,6 +18,17 @@ import subprocess
 import sys
 
 
+
+def run_gnuplot(lines, png):
+    """Run gnuplot on the script @lines; @png, or None if it failed."""
+    try:
+        subprocess.run(['gnuplot'], input='\n'.join(lines), text=True,
+                       check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print('pfscale: gnuplot failed: %s' % e, file=sys.stderr)
+        return None
+    return png
+
 def bench_lines(log):
     """(bench, threads, atomic, counters, rep, faults, secs, interval)
     per BENCH line; interval is None before the plugin's markers."""
@@ -205,13 +216,7 @@ def plot(out, benches, threads, runs):
                  % (dat, i, j + 2, c[2]) for j, c in enumerate(configs)]
         lines.append('plot ' + ', '.join(parts))
     lines.append('unset multiplot')
-    try:
-        subprocess.run(['gnuplot'], input='\n'.join(lines), text=True,
-                       check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print('pfscale: gnuplot failed: %s' % e, file=sys.stderr)
-        return None
-    return png
+    return run_gnuplot(lines, png)
 
 
 def plot_cost(out, benches, threads, cost, configs):
@@ -251,13 +256,7 @@ def plot_cost(out, benches, threads, cost, configs):
             lines.append('plot ' + ', '.join(parts))
             i += 1
     lines.append('unset multiplot')
-    try:
-        subprocess.run(['gnuplot'], input='\n'.join(lines), text=True,
-                       check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print('pfscale: gnuplot failed: %s' % e, file=sys.stderr)
-        return None
-    return png
+    return run_gnuplot(lines, png)
 
 
 CONFIGS = [((0, 0), 'stock,counters_off'), ((0, 1), 'stock,counters_on'),
