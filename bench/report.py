@@ -18,7 +18,6 @@ import subprocess
 import sys
 
 
-
 def run_gnuplot(lines, png):
     """Run gnuplot on the script @lines; @png, or None if it failed."""
     try:
