@@ -161,6 +161,18 @@ static int trace_losses(long count, int json)
 	/* No SA_RESTART: a signal ends the blocking read of trace_pipe. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/*
+	 * Losses from now on: empty the ring buffer first (opening "trace"
+	 * with O_TRUNC does), or an earlier session's unread events would
+	 * come first.
+	 */
+	pipe = fopen(PFSCALE_TRACEFS "/trace", "w");
+	if (!pipe) {
+		fprintf(stderr, "pfstat: cannot empty %s/trace: %s\n", PFSCALE_TRACEFS,
+			strerror(errno));
+		return 1;
+	}
+	fclose(pipe);
 	if (trace_set(PFSCALE_TRACE_EVENTS "/enable", "1") ||
 	    trace_set(PFSCALE_TRACEFS "/tracing_on", "1"))
 		return 1;
