@@ -33,6 +33,8 @@ BENCH_SECS ?= 1
 BENCH_REPS ?= 3
 BENCH_CPUS ?= $(shell nproc)
 BENCH_THREADS ?=
+# BENCH_ONLY=same_region:page_fault1: only these benchmarks
+BENCH_ONLY ?=
 # BENCH_COST=1: count per-fault instructions and line transfers with the
 # pfcost plugin; BENCH_FLOOR=1: also run the unpatched perf kernel
 BENCH_COST ?= 1
@@ -183,7 +185,7 @@ bench: kernel-perf $(BENCH_FLOOR_KERNEL) $(BUILD)/initramfs.cpio $(PLUGIN)
 		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) -C $(BENCH_COST) \
 		$(if $(BENCH_FLOOR_KERNEL),-u $$(cat $(BUILD)/kernel-perf+unpatched.path)) \
 		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) $(if $(BENCH_PASSES),-p $(BENCH_PASSES)) \
-		-o $(BUILD)/bench
+		$(if $(BENCH_ONLY),-b $(BENCH_ONLY)) -o $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)

@@ -6,8 +6,10 @@
 # boot, of the unpatched perf kernel, for the floor.
 #
 #   bench/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] [-s SECS]
-#                [-r REPS] [-t N:N:..] [-p PASSES] [-C 0|1]
+#                [-r REPS] [-t N:N:..] [-p PASSES] [-b NAME:NAME..] [-C 0|1]
 #                [-u UNPATCHED_ARTIFACT_DIR] -o OUTDIR
+#
+# -b: only these benchmarks (default all: page_fault1..3, same_region).
 #
 # -p PASSES: each run makes PASSES passes over its region(s) instead of
 # running SECS seconds (fixed work: per-fault counts that do not depend on
@@ -17,12 +19,13 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/common.sh
 . "$top/scripts/common.sh"
 art= initrd= cpus=$(nproc) mem=3072 secs=1 reps=3 threads= out=$top/build/bench cost=1 floor= passes=
-while getopts "k:i:c:m:s:r:t:o:C:u:p:" o; do
+benches=
+while getopts "k:i:c:m:s:r:t:o:C:u:p:b:" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
 	s) secs=$OPTARG ;; r) reps=$OPTARG ;; t) threads=$OPTARG ;; o) out=$OPTARG ;;
-	C) cost=$OPTARG ;; u) floor=$OPTARG ;; p) passes=$OPTARG ;;
-	*) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	C) cost=$OPTARG ;; u) floor=$OPTARG ;; p) passes=$OPTARG ;; b) benches=$OPTARG ;;
+	*) sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ -f "$art/bzImage" ] || die "no perf kernel in '$art'"
@@ -38,7 +41,8 @@ rm -f "$out/pfcost.jsonl" "$out/pfcost-unpatched.jsonl" "$out/bench-unpatched-co
 bench_boot() {
 	local kart=$1 blog=$2 report=$3
 	"$top/qemu/boot.sh" -q -k "$kart/bzImage" -i "$initrd" -c "$cpus" -m "$mem" -t 5400 \
-		${report:+-P "$report"} -r bench -a "pfscale.bench=$secs,$reps,$threads${passes:+,$passes}" \
+		${report:+-P "$report"} -r bench \
+		-a "pfscale.bench=$secs,$reps,$threads,$passes,$benches" \
 		-l "$blog" 2> >(tee "$out/boot.err" >&2) ||
 		die "the benchmark boot failed (see $blog)"
 	grep -q '^BENCH ' "$blog" || die "no BENCH lines in $blog"
