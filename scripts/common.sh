@@ -51,6 +51,8 @@ kernel_key() {
 		fi
 		# shellcheck disable=SC2046
 		cat $(flavour_fragments "$flavour")
+		# the artifact's pfscale-layout
+		cat "$PFSCALE_TOP/scripts/layout.c" "$PFSCALE_TOP/scripts/layout.sh"
 	} | sha256sum | cut -c1-12
 }
 

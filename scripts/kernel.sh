@@ -13,8 +13,9 @@
 #                     `pristine` is the tarball; HEAD is the applied series
 #   am-VER/           worktree where the series is applied with `git am`
 #   build-VER-FLAV/   the O= object directory of one flavour (incremental)
-#   artifacts/VER-FLAV-KEY/  bzImage, vmlinux, .config and the gdb scripts
-#                     of one (version, patches + config) key; reused as is
+#   artifacts/VER-FLAV-KEY/  bzImage, vmlinux, .config, the gdb scripts and
+#                     pfscale-layout (scripts/layout.sh) of one (version,
+#                     patches + config) key; reused as is
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/common.sh"
@@ -126,6 +127,8 @@ cp "$obj/arch/x86/boot/bzImage" "$obj/vmlinux" "$obj/System.map" "$obj/.config" 
 cp -L "$obj/vmlinux-gdb.py" "$art.tmp/"
 mkdir -p "$art.tmp/scripts"
 cp -rL "$obj/scripts/gdb" "$art.tmp/scripts/"
+# The #defines the debugger readers decode with, from this very build.
+"$PFSCALE_TOP/scripts/layout.sh" "$obj" > "$art.tmp/pfscale-layout"
 echo "$target" > "$art.tmp/commit"
 echo "$tree" > "$art.tmp/source"
 rm -rf "$art"
