@@ -19,17 +19,25 @@
  *               region, so every 2 MiB region (one PTE table, one split PTE
  *               lock) is faulted by all threads at once; then munmap, repeat
  *
+ * Worker i runs pinned to CPU i modulo the online CPUs, as will-it-scale
+ * binds its tasks: left to the scheduler, two workers sometimes shared one
+ * vCPU for part of a run, and then the lines they share did not move
+ * between CPUs (the pfcost plugin's transfers per fault fell from 2.4 to
+ * 1.0 in such runs). -U leaves them unpinned.
+ *
  * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
  * each thread (same_region: the region) makes PASSES passes, mmap, fault
  * every page, munmap. Counts per fault (the pfcost plugin) then do not
  * depend on how fast the guest ran: how many faults meet an existing page
  * of a tmpfs file, or an munmap, is fixed.
  *
- *   pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,N,...] [-b NAME,NAME,...]
+ *   pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,N,...] [-b NAME,NAME,...] [-U]
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +62,7 @@ static int passes;		/* -p: passes per run instead of seconds */
 static pthread_barrier_t start_bar, end_bar;
 static char *volatile shared_region;
 static int intervals;		/* pfcost intervals ended so far */
+static int unpinned;		/* -U: workers not pinned to CPUs */
 
 /* A line each: the workers' fault counters must not bounce between CPUs. */
 struct worker {
@@ -158,9 +167,18 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 	pthread_barrier_init(&start_bar, NULL, n + 1);
 	pthread_barrier_init(&end_bar, NULL, n + 1);
 	for (i = 0; i < n; i++) {
+		pthread_attr_t attr;
+		cpu_set_t cpu;
+
 		w[i] = (struct worker){ .b = b, .id = i, .nthreads = n };
-		if (pthread_create(&w[i].tid, NULL, b == SAME ? same_region : own_region, &w[i]))
+		pthread_attr_init(&attr);
+		CPU_ZERO(&cpu);
+		CPU_SET(i % sysconf(_SC_NPROCESSORS_ONLN), &cpu);
+		if (!unpinned && pthread_attr_setaffinity_np(&attr, sizeof(cpu), &cpu))
+			die("pthread_attr_setaffinity_np");
+		if (pthread_create(&w[i].tid, &attr, b == SAME ? same_region : own_region, &w[i]))
 			die("pthread_create");
+		pthread_attr_destroy(&attr);
 	}
 	t0 = now();
 	pfcost_mark();
@@ -216,12 +234,13 @@ int main(int argc, char **argv)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	enum bench b;
 
-	while ((o = getopt(argc, argv, "s:p:r:t:b:")) != -1) {
+	while ((o = getopt(argc, argv, "s:p:r:t:b:U")) != -1) {
 		switch (o) {
 		case 's': secs = atof(optarg); break;
 		case 'p': passes = atoi(optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 't': nthreads = parse_list(optarg, threads, 16); break;
+		case 'U': unpinned = 1; break;
 		case 'b':
 			memset(want, 0, sizeof(want));
 			for (char *s = strtok(optarg, ","); s; s = strtok(NULL, ","))
@@ -230,7 +249,7 @@ int main(int argc, char **argv)
 						want[b] = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,..] [-b NAME,..]\n");
+			fprintf(stderr, "usage: pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,..] [-b NAME,..] [-U]\n");
 			return 2;
 		}
 	}
@@ -246,11 +265,13 @@ int main(int argc, char **argv)
 	have_atomic = !access(DBG "atomic_pte", W_OK);
 	have_counters = !access(DBG "enable", W_OK);
 	if (passes)
-		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, atomic switch %s, counters switch %s\n",
-		       cpus, passes, reps, have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
+		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, workers %s, atomic switch %s, counters switch %s\n",
+		       cpus, passes, reps, unpinned ? "unpinned" : "pinned",
+		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
 	else
-		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, atomic switch %s, counters switch %s\n",
-		       cpus, secs, reps, have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
+		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, workers %s, atomic switch %s, counters switch %s\n",
+		       cpus, secs, reps, unpinned ? "unpinned" : "pinned",
+		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
 	fflush(stdout);
 	/* Repetitions outermost and configurations innermost, so drift hits all alike. */
 	for (rep = 0; rep < reps; rep++)
