@@ -397,6 +397,32 @@ def compare(result, prev_path):
                  '(worst: %s); the bar is 5%%' % (
                      prev_path, 100 * worst['insns'][0], worst['insns'][1],
                      100 * worst['transfers'][0], worst['transfers'][1]))
+    # The ratios of configurations run back to back in one repetition:
+    # a disturbance of the host that lowers every configuration's
+    # transfers for a while cancels out of them.
+    old_ratios = dict(((e['benchmark'], e['threads']), e['cost_ratios'])
+                      for e in prev.get('results', []) if 'cost_ratios' in e)
+    rworst = {}
+    for e in result['results']:
+        o = old_ratios.get((e['benchmark'], e['threads']))
+        if not o or e['threads'] < 2:
+            continue
+        for name, r in e.get('cost_ratios', {}).items():
+            # (the unpatched floor is another boot: not a pair)
+            if 'unpatched' in name or name not in o or \
+                    not o[name]['median']:
+                continue
+            dev = abs(r['median'] / o[name]['median'] - 1)
+            if dev >= rworst.get(name, (0, None))[0]:
+                rworst[name] = (dev, '%s %d' % (e['benchmark'],
+                                                e['threads']))
+    if rworst:
+        lines.append('ratios of back-to-back pairs, 2+ threads, against the earlier run: ' +
+                     ', '.join('%s within %.1f%% (worst: %s)' % (
+                         n, 100 * d, w) for n, (d, w) in sorted(
+                             rworst.items())))
+        summary['ratios'] = dict((n, {'max_deviation': d, 'where': w})
+                                 for n, (d, w) in rworst.items())
     return lines, summary
 
 
