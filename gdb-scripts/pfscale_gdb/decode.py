@@ -3,41 +3,46 @@
 #
 # No gdb here: page-table entries, swap-format entries, page-table walks
 # over a read callback, runs, VMA permission letters and pgoff. What they
-# need of a particular kernel (flag values, MAX_SWAPFILES, ...) comes in
-# as arguments; layout.py reads it from the kernel. The rules are those of
+# need of a particular kernel comes in as arguments: a Layout of its
+# #define values (layout.py reads its pfscale-layout) and the Paging mode
+# it runs in. The rules are those of
 # docs/debuggers.md ("One rule per field"), which crash/pfscale.c follows
 # too; tests/host/decode.py tests them with plain python3.
 #
 
-PAGE_SHIFT = 12
-PTRS = 512
-PHYS_MASK = ((1 << 52) - 1) & ~((1 << PAGE_SHIFT) - 1)
-PRESENT = 1 << 0
-PSE = 1 << 7
-# x86's _PAGE_PROTNONE is the global bit, which user PTEs never have: with
-# PRESENT clear it marks a PROT_NONE (or NUMA-hinting) entry, which the
-# kernel's pte_present() counts as present (it maps a page; pagemap shows
-# its PFN, RSS counts it).
-PROTNONE = 1 << 8
-# _PAGE_SPECIAL: a PTE without a struct page behind it (the zero page, PFN
-# maps); present, but not in RSS or smaps' Rss (vm_normal_page() is NULL).
-SPECIAL = 1 << 9
-
-FLAGS = ((0, "present"), (1, "rw"), (2, "user"), (3, "pwt"), (4, "pcd"),
-         (5, "accessed"), (6, "dirty"), (7, "huge"), (8, "global"),
-         (9, "special"), (10, "uffd-wp"), (11, "soft-dirty"),
-         (58, "devmap"), (63, "nx"))
-
-# A swap-format entry (not present, not none, not protnone;
-# arch/x86/include/asm/pgtable_64.h): the type in bits 59-63, the offset
-# inverted in bits 9-58 (L1TF), and three flags of its own.
-SWP_TYPE_SHIFT = 59
-SWP_OFFSET_FIRST_BIT = 9
-SWP_OFFSET_MASK = (1 << 50) - 1
-SWP_FLAGS = ((1, "soft-dirty"), (2, "uffd-wp"), (3, "exclusive"))
-SWP_TYPES = 32                  # 1 << MAX_SWAPFILES_SHIFT
+# What the kernel's #defines say (x86 PTE and swap-entry bits, swap types,
+# maple and rwsem encodings) is not in the debug info: Layout() takes it
+# from pfscale-layout, the values scripts/layout.sh has the compiler
+# evaluate at kernel build time. Only names and meanings are kept here.
+FLAG_BITS = (("_PAGE_BIT_PRESENT", "present"), ("_PAGE_BIT_RW", "rw"),
+             ("_PAGE_BIT_USER", "user"), ("_PAGE_BIT_PWT", "pwt"),
+             ("_PAGE_BIT_PCD", "pcd"), ("_PAGE_BIT_ACCESSED", "accessed"),
+             ("_PAGE_BIT_DIRTY", "dirty"), ("_PAGE_BIT_PSE", "huge"),
+             ("_PAGE_BIT_GLOBAL", "global"),
+             ("_PAGE_BIT_SPECIAL", "special"),
+             ("_PAGE_BIT_UFFD_WP", "uffd-wp"),
+             ("_PAGE_BIT_SOFT_DIRTY", "soft-dirty"),
+             ("_PAGE_BIT_DEVMAP", "devmap"), ("_PAGE_BIT_NX", "nx"))
+# A swap-format entry's own flags (masks; 0 when not configured)
+SWP_FLAG_MASKS = (("_PAGE_SWP_SOFT_DIRTY", "soft-dirty"),
+                  ("_PAGE_SWP_UFFD_WP", "uffd-wp"),
+                  ("_PAGE_SWP_EXCLUSIVE", "exclusive"))
 # include/linux/swapops.h: what a PTE marker's offset bits mean
-PTE_MARKER_BITS = ((0, "uffd-wp"), (1, "pfscale-busy"))
+PTE_MARKERS = (("PTE_MARKER_UFFD_WP", "uffd-wp"),
+               ("PTE_MARKER_PFSCALE_BUSY", "pfscale-busy"))
+LAYOUT_OPTIONAL = ("_PAGE_SWP_EXCLUSIVE", "PTE_MARKER_PFSCALE_BUSY")
+LAYOUT_REQUIRED = (
+    ("PAGE_SHIFT", "PTRS_PER_PTE", "__PHYSICAL_MASK_SHIFT",
+     "_PAGE_BIT_PROTNONE", "SWP_TYPE_BITS", "SWP_OFFSET_FIRST_BIT",
+     "MAX_SWAPFILES_SHIFT", "MAX_SWAPFILES", "SWP_HWPOISON_NUM",
+     "SWP_MIGRATION_NUM", "SWP_DEVICE_NUM", "SWP_PTE_MARKER_NUM",
+     "SWP_SWAPIN_ERROR_NUM", "PTE_MARKER_UFFD_WP",
+     "MAPLE_NODE_MASK", "MAPLE_NODE_TYPE_SHIFT", "MAPLE_NODE_TYPE_MASK",
+     "MAPLE_ROOT_NODE", "MAPLE_RESERVED_RANGE", "MAPLE_HEIGHT_MAX",
+     "RWSEM_WRITER_LOCKED", "RWSEM_FLAG_WAITERS", "RWSEM_FLAG_HANDOFF",
+     "RWSEM_READER_SHIFT", "RWSEM_READER_OWNED", "RWSEM_OWNER_FLAGS_MASK") +
+    tuple(n for n, _ in FLAG_BITS) +
+    tuple(n for n, _ in SWP_FLAG_MASKS if n not in LAYOUT_OPTIONAL))
 
 # name, shift of the address bits that index it
 LEVELS4 = (("pgd", 39), ("pud", 30), ("pmd", 21), ("pte", 12))
@@ -49,80 +54,151 @@ class DecodeError(Exception):
     """Input that cannot be decoded (a user error for the commands)."""
 
 
+def parse_layout(text, source="pfscale-layout"):
+    """{NAME: value} of a pfscale-layout file's text ("NAME VALUE" lines,
+    '#' comments)."""
+    values = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        try:
+            if len(words) != 2:
+                raise ValueError(line)
+            values[words[0]] = int(words[1]) & (2**64 - 1)
+        except ValueError:
+            raise DecodeError("{} line {}: not 'NAME VALUE': {!r}".format(
+                source, n, line))
+    return values
+
+
+def bit_of(mask):
+    return mask.bit_length() - 1
+
+
+class Layout(object):
+    """A kernel's layout facts from its pfscale-layout values, and the
+    masks and tables derived from them: page size, PTE flag bits, the
+    swap-entry format, the swap types, the maple and rwsem encodings."""
+
+    def __init__(self, values, source="pfscale-layout"):
+        missing = [n for n in LAYOUT_REQUIRED if n not in values]
+        if missing:
+            raise DecodeError("{} lacks {}".format(source,
+                                                   ", ".join(missing)))
+        v = self.values = dict(values)
+        self.source = source
+        self.page_shift = v["PAGE_SHIFT"]
+        self.ptrs = v["PTRS_PER_PTE"]
+        self.phys_mask = (((1 << v["__PHYSICAL_MASK_SHIFT"]) - 1) &
+                          ~((1 << self.page_shift) - 1))
+        self.present = 1 << v["_PAGE_BIT_PRESENT"]
+        self.pse = 1 << v["_PAGE_BIT_PSE"]
+        # x86's _PAGE_PROTNONE is the global bit, which user PTEs never
+        # have: with PRESENT clear it marks a PROT_NONE (or NUMA-hinting)
+        # entry, which pte_present() counts as present (it maps a page;
+        # pagemap shows its PFN, RSS counts it).
+        self.protnone_bit = v["_PAGE_BIT_PROTNONE"]
+        self.protnone = 1 << self.protnone_bit
+        # _PAGE_SPECIAL: no struct page behind it (the zero page, PFN
+        # maps); present, but not in RSS or smaps' Rss.
+        self.special = 1 << v["_PAGE_BIT_SPECIAL"]
+        self.flags = tuple((v[n], name) for n, name in FLAG_BITS)
+        # arch/x86/include/asm/pgtable_64.h: the type in the top
+        # SWP_TYPE_BITS, the offset inverted (L1TF) from
+        # SWP_OFFSET_FIRST_BIT up to the type.
+        self.swp_type_shift = 64 - v["SWP_TYPE_BITS"]
+        self.swp_offset_first_bit = v["SWP_OFFSET_FIRST_BIT"]
+        self.swp_offset_mask = (1 << (self.swp_type_shift -
+                                      self.swp_offset_first_bit)) - 1
+        self.swp_flags = tuple((bit_of(v[n]), name)
+                               for n, name in SWP_FLAG_MASKS if v.get(n))
+        self.pte_markers = tuple((bit_of(v[n]), name)
+                                 for n, name in PTE_MARKERS if v.get(n))
+        self.swap_kinds = swap_kinds(v)
+
+    def __getitem__(self, name):
+        return self.values[name]
+
+
+def swap_kinds(v):
+    """{type: kind} of the swap types that are not swap files, allotted
+    upwards from MAX_SWAPFILES as include/linux/swap.h does: hwpoison,
+    3 migration types, 4 device-private types, pte-marker, swapin-error
+    (the last), as many of each as the kernel's SWP_*_NUM say."""
+    names = (["hwpoison"] * v["SWP_HWPOISON_NUM"] +
+             ["migration-read", "migration-read-exclusive",
+              "migration-write"][:v["SWP_MIGRATION_NUM"]] +
+             ["device-write", "device-read", "device-exclusive-write",
+              "device-exclusive-read"][:v["SWP_DEVICE_NUM"]] +
+             ["pte-marker"] * v["SWP_PTE_MARKER_NUM"] +
+             ["swapin-error"] * v["SWP_SWAPIN_ERROR_NUM"])
+    first = v["MAX_SWAPFILES"]
+    if first + len(names) != 1 << v["MAX_SWAPFILES_SHIFT"]:
+        raise DecodeError("MAX_SWAPFILES {} and {} special swap types do not "
+                          "fill {} types".format(
+                              first, len(names),
+                              1 << v["MAX_SWAPFILES_SHIFT"]))
+    return dict((first + i, n) for i, n in enumerate(names))
+
+
 class Paging(object):
     """The guest's paging mode: levels (4 or 5), the table levels walked
-    (name, shift), the end of user space, and how the mode was found."""
+    (name, shift), the end of user space, and how the mode was found; and
+    the kernel's Layout, which decodes the entries."""
 
-    def __init__(self, levels, source=""):
+    def __init__(self, levels, lay, source=""):
         if levels not in (4, 5):
             raise DecodeError("{}-level paging is not supported".format(
                 levels))
         self.levels = levels
+        self.layout = lay
         self.source = source
         self.table = LEVELS5 if levels == 5 else LEVELS4
         self.user_top = 1 << (56 if levels == 5 else 47)
-        # SWP_PFN_BITS = MAX_PHYSMEM_BITS - PAGE_SHIFT
-        self.swp_pfn_bits = (52 if levels == 5 else 46) - PAGE_SHIFT
+        # SWP_PFN_BITS = MAX_PHYSMEM_BITS - PAGE_SHIFT; MAX_PHYSMEM_BITS
+        # depends on the paging mode at run time
+        self.swp_pfn_bits = (52 if levels == 5 else 46) - lay.page_shift
 
 
-def is_present(entry):
+def is_present(entry, lay):
     """pte_present()/pmd_present(): mapped, PROT_NONE included."""
-    return bool(entry & (PRESENT | PROTNONE))
+    return bool(entry & (lay.present | lay.protnone))
 
 
-def is_leaf(entry, shift):
+def is_leaf(entry, shift, lay):
     """A present entry that maps a page: a pte, or a huge pud/pmd."""
-    return shift == PAGE_SHIFT or (shift in (30, 21) and bool(entry & PSE))
+    return shift == lay.page_shift or (shift in (30, 21) and
+                                       bool(entry & lay.pse))
 
 
-def entry_phys(entry, shift):
+def entry_phys(entry, shift, lay):
     """Physical address an entry points to (a table, or a page of 2**shift).
     A PROT_NONE entry keeps its PFN inverted (the L1TF mitigation,
     arch/x86/include/asm/pgtable-invert.h), as every non-present one."""
-    if entry and not entry & PRESENT:
+    if entry and not entry & lay.present:
         entry = ~entry
-    return entry & PHYS_MASK & ~((1 << shift) - 1)
+    return entry & lay.phys_mask & ~((1 << shift) - 1)
 
 
-def swap_kinds(max_swapfiles, migration=3, hwpoison=1, device=None):
-    """{type: kind} of the swap types that are not swap files, allotted
-    upwards from MAX_SWAPFILES as include/linux/swap.h does: hwpoison,
-    3 migration types, 4 device-private types, pte-marker, swapin-error
-    (31), each only if configured. Without device=, the device types are
-    there if the types left over leave room for them."""
-    rest = SWP_TYPES - max_swapfiles - 1 - migration - hwpoison
-    if rest < 0:
-        raise DecodeError("MAX_SWAPFILES {} leaves no room for {} special "
-                          "swap types".format(max_swapfiles,
-                                              1 + migration + hwpoison))
-    if device is None:
-        device = 4 if rest >= 4 else 0
-    names = (["hwpoison"] * hwpoison +
-             ["migration-read", "migration-read-exclusive",
-              "migration-write"][:migration] +
-             ["device-write", "device-read", "device-exclusive-write",
-              "device-exclusive-read"][:device] +
-             ["pte-marker"] * (rest - device) + ["swapin-error"])
-    return dict((max_swapfiles + i, n) for i, n in enumerate(names))
-
-
-def swap_entry(entry, kinds, swp_pfn_bits=46 - PAGE_SHIFT):
+def swap_entry(entry, paging):
     """Decode a swap-format PTE: {"kind", "type", "offset", "flags"}, and
     "pfn" for migration/device/hwpoison entries, "marker" for markers.
-    kinds: swap_kinds() of the kernel; a type not in it is a swap file's
-    ("swap")."""
-    swp_type = entry >> SWP_TYPE_SHIFT
-    offset = ~entry >> SWP_OFFSET_FIRST_BIT & SWP_OFFSET_MASK
-    kind = kinds.get(swp_type, "swap")
+    A type that is not one of the kernel's special types is a swap
+    file's ("swap")."""
+    lay = paging.layout
+    swp_type = entry >> lay.swp_type_shift
+    offset = ~entry >> lay.swp_offset_first_bit & lay.swp_offset_mask
+    kind = lay.swap_kinds.get(swp_type, "swap")
     r = {"kind": kind, "type": swp_type, "offset": offset,
-         "flags": [n for bit, n in SWP_FLAGS if entry >> bit & 1]}
+         "flags": [n for bit, n in lay.swp_flags if entry >> bit & 1]}
     if kind == "pte-marker":
-        r["marker"] = [n for bit, n in PTE_MARKER_BITS if offset >> bit & 1]
+        r["marker"] = [n for bit, n in lay.pte_markers if offset >> bit & 1]
     elif kind.startswith("migration"):
         # A migration entry keeps the PTE's young/dirty bits above the pfn.
-        r["pfn"] = offset & ((1 << swp_pfn_bits) - 1)
-        r["flags"] += [n for bit, n in ((swp_pfn_bits, "young"),
-                                         (swp_pfn_bits + 1, "dirty"))
+        bits = paging.swp_pfn_bits
+        r["pfn"] = offset & ((1 << bits) - 1)
+        r["flags"] += [n for bit, n in ((bits, "young"), (bits + 1, "dirty"))
                        if offset >> bit & 1]
     elif kind not in ("swap", "swapin-error"):
         r["pfn"] = offset
@@ -143,22 +219,24 @@ def format_swap(r):
     return text + "".join(" " + f for f in r["flags"])
 
 
-def nonpresent(entry, kinds, swp_pfn_bits=46 - PAGE_SHIFT):
+def nonpresent(entry, paging):
     """A non-present entry: None for none (0), else its decoded swap
     entry (swap_entry())."""
     if entry == 0:
         return None
-    return swap_entry(entry, kinds, swp_pfn_bits)
+    return swap_entry(entry, paging)
 
 
-def flag_names(entry, kinds, swp_pfn_bits=46 - PAGE_SHIFT):
+def flag_names(entry, paging):
     """The decoded entry as pf-walk prints it."""
-    if entry & PRESENT:
-        return " ".join(n for bit, n in FLAGS if entry >> bit & 1)
-    if entry & PROTNONE:
-        return "protnone " + " ".join(n for bit, n in FLAGS
-                                      if bit != 8 and entry >> bit & 1)
-    what = nonpresent(entry, kinds, swp_pfn_bits)
+    lay = paging.layout
+    if entry & lay.present:
+        return " ".join(n for bit, n in lay.flags if entry >> bit & 1)
+    if entry & lay.protnone:
+        return "protnone " + " ".join(n for bit, n in lay.flags
+                                      if bit != lay.protnone_bit and
+                                      entry >> bit & 1)
+    what = nonpresent(entry, paging)
     if what is None:
         return "not present: none"
     return "not present: " + format_swap(what)
@@ -169,55 +247,58 @@ def walk_tables(table, addr, paging, read):
     entries with read(table_phys, index); return ([(level, idx,
     entry_phys_addr, entry)], result) where result is (phys, shift) of the
     mapped page or None if not present."""
+    lay = paging.layout
     steps = []
     for name, shift in paging.table:
-        idx = addr >> shift & (PTRS - 1)
+        idx = addr >> shift & (lay.ptrs - 1)
         entry = read(table, idx)
         steps.append((name, idx, table + idx * 8, entry))
-        if not is_present(entry):
+        if not is_present(entry, lay):
             return steps, None
-        if is_leaf(entry, shift):
-            return steps, (entry_phys(entry, shift) +
+        if is_leaf(entry, shift, lay):
+            return steps, (entry_phys(entry, shift, lay) +
                            (addr & ((1 << shift) - 1)), shift)
-        table = entry_phys(entry, PAGE_SHIFT)
+        table = entry_phys(entry, lay.page_shift, lay)
     return steps, None
 
 
 def present_leaves(table_phys, level, lo, hi, base, out, paging, read,
-                   kinds, absent=None):
+                   absent=None):
     """Append (va, pfn, npages, shift, special) of every present leaf in
     [lo, hi) (special: how many of its pages are _PAGE_SPECIAL ptes)
     under the table at table_phys (level index into paging.table), which
-    maps from virtual address base; read(table_phys) gives its 512
-    entries. With a dict absent, count the non-present, non-none PTEs in
-    it by kind (swap, pte-marker, ...)."""
+    maps from virtual address base; read(table_phys) gives its entries.
+    With a dict absent, count the non-present, non-none PTEs in it by
+    kind (swap, pte-marker, ...)."""
+    lay = paging.layout
+    page_shift = lay.page_shift
     _, shift = paging.table[level]
     entries = read(table_phys)
     size = 1 << shift
     first = max(0, (lo - base) >> shift)
-    last = min(PTRS - 1, (hi - 1 - base) >> shift)
+    last = min(lay.ptrs - 1, (hi - 1 - base) >> shift)
     for idx in range(first, last + 1):
         entry = entries[idx]
-        if not is_present(entry):
-            if absent is not None and entry and shift == PAGE_SHIFT:
-                kind = swap_entry(entry, kinds)["kind"]
+        if not is_present(entry, lay):
+            if absent is not None and entry and shift == page_shift:
+                kind = swap_entry(entry, paging)["kind"]
                 absent[kind] = absent.get(kind, 0) + 1
             continue
         va = base + idx * size
-        if is_leaf(entry, shift):
-            s = max(va, lo & ~((1 << PAGE_SHIFT) - 1))
+        if is_leaf(entry, shift, lay):
+            s = max(va, lo & ~((1 << page_shift) - 1))
             e = min(va + size, hi)
-            pfn = (entry_phys(entry, shift) + (s - va)) >> PAGE_SHIFT
-            n = (e - s + (1 << PAGE_SHIFT) - 1) >> PAGE_SHIFT
-            out.append((s, pfn, n, shift,
-                        n if shift == PAGE_SHIFT and entry & SPECIAL else 0))
+            pfn = (entry_phys(entry, shift, lay) + (s - va)) >> page_shift
+            n = (e - s + (1 << page_shift) - 1) >> page_shift
+            special = shift == page_shift and entry & lay.special
+            out.append((s, pfn, n, shift, n if special else 0))
         else:
-            present_leaves(entry_phys(entry, PAGE_SHIFT), level + 1,
+            present_leaves(entry_phys(entry, page_shift, lay), level + 1,
                            max(lo, va), min(hi, va + size), va, out, paging,
-                           read, kinds, absent)
+                           read, absent)
 
 
-def merge_runs(leaves):
+def merge_runs(leaves, page_shift):
     """A run: present pages contiguous both virtually and in PFN (what
     pagemap shows as consecutive PFNs). Merge (va, pfn, npages, shift,
     special) leaves into (va, pfn, npages, {shift: leaves}, special)
@@ -226,7 +307,7 @@ def merge_runs(leaves):
     for va, pfn, n, shift, special in leaves:
         if runs:
             rva, rpfn, rn, kinds, rspecial = runs[-1]
-            if rva + (rn << PAGE_SHIFT) == va and rpfn + rn == pfn:
+            if rva + (rn << page_shift) == va and rpfn + rn == pfn:
                 kinds[shift] = kinds.get(shift, 0) + 1
                 runs[-1] = (rva, rpfn, rn + n, kinds, rspecial + special)
                 continue
@@ -234,25 +315,24 @@ def merge_runs(leaves):
     return runs
 
 
-def range_runs(pgd, start, end, paging, read, kinds, absent=None):
+def range_runs(pgd, start, end, paging, read, absent=None):
     leaves = []
-    present_leaves(pgd, 0, start, end, 0, leaves, paging, read, kinds,
-                   absent)
-    return merge_runs(leaves)
+    present_leaves(pgd, 0, start, end, 0, leaves, paging, read, absent)
+    return merge_runs(leaves, paging.layout.page_shift)
 
 
-def runs_from_pagemap(pages):
+def runs_from_pagemap(pages, page_shift):
     """The runs of [(va, pfn or None)] in address order: the same rule as
     merge_runs(), for /proc/PID/pagemap's view."""
     return [(va, pfn, n) for va, pfn, n, _, _ in merge_runs(
-        [(va, pfn, 1, PAGE_SHIFT, 0) for va, pfn in pages
-         if pfn is not None])]
+        [(va, pfn, 1, page_shift, 0) for va, pfn in pages
+         if pfn is not None], page_shift)]
 
 
 def leaf_kinds(kinds):
     """'2M x1' for the huge leaves of a run ('' if all 4K)."""
     return ", ".join("{} x{}".format(SIZES[s], kinds[s])
-                     for s in sorted(kinds, reverse=True) if s != PAGE_SHIFT)
+                     for s in sorted(kinds, reverse=True) if SIZES[s] != "4K")
 
 
 def perms(flags, vm):
@@ -267,7 +347,7 @@ def perms(flags, vm):
         "s" if flags & vm["mayshare"] else "p"))
 
 
-def pgoff_bytes(vm_pgoff, has_file):
+def pgoff_bytes(vm_pgoff, has_file, lay):
     """/proc/PID/maps's offset: vm_pgoff in bytes for a file VMA, 0 for
     any other (anonymous VMAs keep their address >> PAGE_SHIFT there)."""
-    return vm_pgoff << PAGE_SHIFT if has_file else 0
+    return vm_pgoff << lay.page_shift if has_file else 0

@@ -4,10 +4,14 @@
 #
 # Offsets and sizes come from the DWARF types, enum values from their
 # enumerators, geometry from the kernel's own tables (mt_slots[],
-# mt_pivots[], vmaflag_names[], swap_info[]). Each fact is looked up once
-# and cached until gdb loads a new objfile (another vmlinux), as the
-# kernel's scripts/gdb CachedType does.
+# mt_pivots[], vmaflag_names[]), and the #defines that the debug info
+# lacks from pfscale-layout, which scripts/layout.sh writes next to
+# vmlinux at kernel build time. Each fact is looked up once and cached
+# until gdb loads a new objfile (another vmlinux), as the kernel's
+# scripts/gdb CachedType does.
 #
+
+import os
 
 import gdb
 
@@ -145,22 +149,37 @@ def maple():
             "node_size": struct("struct maple_node").sizeof}
 
 
+def layout_path():
+    """Where this kernel's pfscale-layout is: $PFSCALE_LAYOUT, else next to
+    the vmlinux gdb loaded."""
+    if os.environ.get("PFSCALE_LAYOUT"):
+        return os.environ["PFSCALE_LAYOUT"]
+    vmlinux = gdb.current_progspace().filename
+    if not vmlinux:
+        raise util.PfError("no vmlinux loaded (gdb vmlinux, or file vmlinux)")
+    return os.path.join(os.path.dirname(os.path.abspath(vmlinux)),
+                        "pfscale-layout")
+
+
 @cached
-def swap_layout(levels):
-    """(swap_kinds() of this kernel, SWP_PFN_BITS) for a paging mode:
-    MAX_SWAPFILES is the length of swap_info[]; the configured special
-    types show as symbols (migrate_pages: CONFIG_MIGRATION,
-    memory_failure: CONFIG_MEMORY_FAILURE, handle_pte_marker:
-    CONFIG_PTE_MARKER)."""
-    migration = 3 if util.have_symbol("migrate_pages") else 0
-    hwpoison = 1 if util.have_symbol("memory_failure") else 0
+def defines():
+    """The kernel's decode.Layout: the #define values of its
+    pfscale-layout."""
+    path = layout_path()
     try:
-        max_files = int(gdb.parse_and_eval(
-            "sizeof(swap_info) / sizeof(swap_info[0])"))
-        device = None
-    except gdb.error:           # no CONFIG_SWAP: no swap_info[]
-        marker = 1 if util.have_symbol("handle_pte_marker") else 0
-        device = 0
-        max_files = (decode.SWP_TYPES - 1 - marker - migration - hwpoison)
-    kinds = decode.swap_kinds(max_files, migration, hwpoison, device)
-    return kinds, decode.Paging(levels).swp_pfn_bits
+        with open(path) as f:
+            text = f.read()
+    except (IOError, OSError) as e:
+        raise util.PfError(
+            "cannot read {} ({}): make it with scripts/layout.sh "
+            "KERNEL_BUILD_DIR > {} (or set PFSCALE_LAYOUT)".format(
+                path, e.strerror or e, path))
+    lay = decode.Layout(decode.parse_layout(text, path), path)
+    # A file of another kernel: swap_info[] has MAX_SWAPFILES entries.
+    if util.have_symbol("swap_info"):
+        n = int(gdb.parse_and_eval("sizeof(swap_info) / sizeof(swap_info[0])"))
+        if n != lay["MAX_SWAPFILES"]:
+            raise util.PfError("{} is not this vmlinux's: MAX_SWAPFILES {}, "
+                               "swap_info[] has {}".format(
+                                   path, lay["MAX_SWAPFILES"], n))
+    return lay

@@ -21,13 +21,9 @@ import gdb
 from pfscale_gdb import layout, util
 
 
-# The encoding of a node pointer: #defines in lib/maple_tree.c and
-# include/linux/maple_tree.h, so not in the debug info.
-MAPLE_NODE_MASK = 255
-MAPLE_NODE_TYPE_SHIFT = 3
-MAPLE_NODE_TYPE_MASK = 0x0F
-MAPLE_ROOT_NODE = 0x02
-MAPLE_HEIGHT_MAX = 31
+# The encoding of a node pointer (MAPLE_NODE_MASK, MAPLE_NODE_TYPE_SHIFT,
+# ...) is #defines in lib/maple_tree.c and include/linux/maple_tree.h, so
+# not in the debug info: layout.defines() has their values.
 ULONG_MAX = 2**64 - 1
 MAX_NODES = 1 << 16     # a sanity bound: a corrupt tree must not loop
 
@@ -37,15 +33,17 @@ def xa_is_internal(entry):
 
 
 def xa_is_node(entry):
-    return xa_is_internal(entry) and entry > 4096
+    return xa_is_internal(entry) and \
+        entry > layout.defines()["MAPLE_RESERVED_RANGE"]
 
 
 def mte_node_type(enode):
-    return (enode >> MAPLE_NODE_TYPE_SHIFT) & MAPLE_NODE_TYPE_MASK
+    k = layout.defines()
+    return (enode >> k["MAPLE_NODE_TYPE_SHIFT"]) & k["MAPLE_NODE_TYPE_MASK"]
 
 
 def mte_to_node(enode):
-    return enode & ~MAPLE_NODE_MASK
+    return enode & ~layout.defines()["MAPLE_NODE_MASK"]
 
 
 def read_node(addr, size):
@@ -55,9 +53,10 @@ def read_node(addr, size):
 
 def walk_node(enode, lo, hi, depth, out, budget):
     """Append (first, last, entry) of every non-empty leaf slot."""
-    if depth > MAPLE_HEIGHT_MAX:
+    height_max = layout.defines()["MAPLE_HEIGHT_MAX"]
+    if depth > height_max:
         raise util.PfError("maple tree deeper than {}: corrupt or changing"
-                           .format(MAPLE_HEIGHT_MAX))
+                           .format(height_max))
     budget[0] -= 1
     if budget[0] < 0:
         raise util.PfError("more than {} maple nodes: corrupt or changing"
@@ -111,5 +110,6 @@ def entries(tree):
     if not xa_is_node(root):
         return [(0, 0, root)]
     out = []
-    walk_node(root & ~MAPLE_ROOT_NODE, 0, ULONG_MAX, 0, out, [MAX_NODES])
+    walk_node(root & ~layout.defines()["MAPLE_ROOT_NODE"], 0, ULONG_MAX, 0,
+              out, [MAX_NODES])
     return out

@@ -11,15 +11,6 @@ import gdb
 from pfscale_gdb import decode, layout, maple, pgtable, tasks, util
 
 
-# kernel/locking/rwsem.c
-RWSEM_WRITER_LOCKED = 1 << 0
-RWSEM_FLAG_WAITERS = 1 << 1
-RWSEM_FLAG_HANDOFF = 1 << 2
-RWSEM_READER_SHIFT = 8
-RWSEM_READER_OWNED = 1 << 0
-RWSEM_NONSPINNABLE = 1 << 1
-RWSEM_OWNER_FLAGS_MASK = RWSEM_READER_OWNED | RWSEM_NONSPINNABLE
-
 ULONG = 2**64 - 1
 
 
@@ -99,7 +90,8 @@ def vma_info(mm, vma, kind=None):
         "end": "0x{:x}".format(end),
         "perms": perms(flags),
         "flags": "0x{:x}".format(flags),
-        "pgoff": decode.pgoff_bytes(int(vma["vm_pgoff"]), f != 0),
+        "pgoff": decode.pgoff_bytes(int(vma["vm_pgoff"]), f != 0,
+                                    layout.defines()),
         "kind": kind,
         "anon_vma": int(vma["anon_vma"]) != 0,
         "name": name or "",
@@ -130,17 +122,19 @@ def vmas(mm):
 def rwsem_state(sem):
     count = counter(sem["count"]) & ULONG
     owner = counter(sem["owner"]) & ULONG
-    readers = count >> RWSEM_READER_SHIFT & ((1 << 55) - 1)
-    if count & RWSEM_WRITER_LOCKED:
+    # kernel/locking/rwsem.c's bits; the top bit is RWSEM_FLAG_READFAIL
+    k = layout.defines()
+    readers = (count & (ULONG >> 1)) >> k["RWSEM_READER_SHIFT"]
+    if count & k["RWSEM_WRITER_LOCKED"]:
         state = "write-locked"
     elif readers:
         state = "read-locked by {}".format(readers)
     else:
         state = "unlocked"
-    flags = [n for bit, n in ((RWSEM_FLAG_WAITERS, "waiters"),
-                              (RWSEM_FLAG_HANDOFF, "handoff"))
+    flags = [n for bit, n in ((k["RWSEM_FLAG_WAITERS"], "waiters"),
+                              (k["RWSEM_FLAG_HANDOFF"], "handoff"))
              if count & bit]
-    otask = owner & ~RWSEM_OWNER_FLAGS_MASK & ULONG
+    otask = owner & ~k["RWSEM_OWNER_FLAGS_MASK"] & ULONG
     odesc = ""
     if otask:
         t = gdb.Value(otask).cast(
@@ -149,7 +143,7 @@ def rwsem_state(sem):
             odesc = "{} ({})".format(int(t["pid"]), t["comm"].string())
         except gdb.MemoryError:
             odesc = "?"
-        if owner & RWSEM_READER_OWNED:
+        if owner & k["RWSEM_READER_OWNED"]:
             odesc = "last reader " + odesc
     return {
         "count": "0x{:x}".format(count),

@@ -14,8 +14,6 @@ import gdb
 from pfscale_gdb import decode, layout, tasks, util
 
 
-PAGE_SHIFT = decode.PAGE_SHIFT
-PTRS = decode.PTRS
 SIZES = decode.SIZES
 DIRECT_MAP_DEFAULT = {4: 0xffff888000000000, 5: 0xff11000000000000}
 CR4_LA57 = 1 << 12
@@ -53,7 +51,7 @@ def detect():
            "no __pgtable_l5_enabled"]
     if la57 is not None and l5 is not None and la57 != int(bool(l5)):
         raise util.PfError("paging mode unclear: {}".format(", ".join(src)))
-    return Paging(5 if la57 or l5 else 4, ", ".join(src))
+    return Paging(5 if la57 or l5 else 4, layout.defines(), ", ".join(src))
 
 
 def page_offset_base(paging=None):
@@ -63,21 +61,16 @@ def page_offset_base(paging=None):
         return DIRECT_MAP_DEFAULT[paging.levels if paging else 4]
 
 
-def swap_layout(paging=None):
-    """(swap kinds, SWP_PFN_BITS) of this kernel, for decode."""
-    levels = paging.levels if paging else (5 if kernel_l5() else 4)
-    return layout.swap_layout(levels)
-
-
 def flag_names(entry, paging=None):
-    return decode.flag_names(entry, *swap_layout(paging))
+    return decode.flag_names(entry, paging or detect())
 
 
 def read_table(phys):
-    """The 512 entries of the page table at physical address phys."""
+    """The entries of the page table at physical address phys."""
+    ptrs = layout.defines().ptrs
     va = page_offset_base() + phys
-    mem = gdb.selected_inferior().read_memory(va, PTRS * 8)
-    return struct.unpack("<{}Q".format(PTRS), bytes(mem))
+    mem = gdb.selected_inferior().read_memory(va, ptrs * 8)
+    return struct.unpack("<{}Q".format(ptrs), bytes(mem))
 
 
 def read_entry(phys, idx):
@@ -133,15 +126,15 @@ def walk(mm, addr, paging=None):
 def range_runs(mm, start, end, paging, absent=None):
     """decode.range_runs() for mm, one read per page table."""
     return decode.range_runs(pgd_phys(mm), start, end, paging, read_table,
-                             swap_layout(paging)[0], absent)
+                             absent)
 
 
 def step_json(name, idx, at, entry, paging):
     r = {"level": name, "index": idx, "at": "0x{:x}".format(at),
          "entry": "0x{:016x}".format(entry),
          "flags": flag_names(entry, paging)}
-    if not decode.is_present(entry) and entry:
-        r["swap"] = decode.nonpresent(entry, *swap_layout(paging))
+    if not decode.is_present(entry, paging.layout) and entry:
+        r["swap"] = decode.nonpresent(entry, paging)
     return r
 
 
@@ -185,7 +178,7 @@ is indexed by bits 48-56 and a real p4d follows."""
                  "present": result is not None}
             if result is not None:
                 r.update({"phys": "0x{:x}".format(result[0]),
-                          "pfn": result[0] >> PAGE_SHIFT,
+                          "pfn": result[0] >> paging.layout.page_shift,
                           "page_size": SIZES[result[1]],
                           "leaf_level": steps[-1][0]})
             util.write_json(r)
@@ -203,9 +196,10 @@ is indexed by bits 48-56 and a real p4d follows."""
                 addr, steps[-1][0]))
             return
         phys, shift = result
+        page_shift = paging.layout.page_shift
         gdb.write("  => phys 0x{:x} pfn={} (0x{:x}) page {}{}\n".format(
-            phys, phys >> PAGE_SHIFT, phys >> PAGE_SHIFT, SIZES[shift],
-            "" if shift == PAGE_SHIFT else " (huge {})".format(
+            phys, phys >> page_shift, phys >> page_shift, SIZES[shift],
+            "" if shift == page_shift else " (huge {})".format(
                 steps[-1][0])))
 
 
@@ -239,12 +233,13 @@ detected for pf-walk."""
         absent = {}
         runs = range_runs(mm, start, end, paging, absent=absent)
         total = sum(r[2] for r in runs)
+        page_shift = paging.layout.page_shift
         if "--json" in opts:
             util.write_json({
                 "pid": pid, "start": "0x{:x}".format(start),
                 "end": "0x{:x}".format(end), "levels": paging.levels,
                 "runs": [{"start": "0x{:x}".format(va),
-                          "end": "0x{:x}".format(va + (n << PAGE_SHIFT)),
+                          "end": "0x{:x}".format(va + (n << page_shift)),
                           "pfn": pfn, "pages": n,
                           "leaves": {SIZES[s]: c for s, c in kinds.items()},
                           "special": special}
@@ -254,7 +249,7 @@ detected for pf-walk."""
         for va, pfn, n, kinds, _ in runs:
             huge = decode.leaf_kinds(kinds)
             gdb.write("0x{:x}-0x{:x} -> pfn 0x{:x}-0x{:x} ({} pages{})\n"
-                      .format(va, va + (n << PAGE_SHIFT), pfn, pfn + n - 1, n,
+                      .format(va, va + (n << page_shift), pfn, pfn + n - 1, n,
                               "; " + huge if huge else ""))
         gdb.write("pf-range: pid {} 0x{:x}-0x{:x}: {} present pages in {} "
                   "runs{}\n".format(pid, start, end, total, len(runs),

@@ -28,7 +28,7 @@ import gdb
 
 from linux import cpus
 
-from pfscale_gdb import counters, decode, pgtable, util
+from pfscale_gdb import counters, decode, layout, pgtable, util
 
 
 INC_RE = re.compile(r"^\s*(?:=>\s*)?(0x[0-9a-f]+)\s*(?:<[^>]*>)?:\s*"
@@ -242,7 +242,8 @@ def describe(counter):
     for key, val in (("expected", expected), ("found", found),
                      ("ours", ours)):
         r[key] = None if val is None else "0x{:016x}".format(val)
-    r["found_present"] = found is not None and decode.is_present(found)
+    r["found_present"] = found is not None and decode.is_present(
+        found, layout.defines())
     r["found_flags"] = pgtable.flag_names(found) if found is not None \
         else ""
     r["expected_flags"] = pgtable.flag_names(expected) \

@@ -40,28 +40,57 @@ def swp(swp_type, offset, flags=0):
 
 def protnone(pfn):
     """A PROT_NONE PTE for pfn, as pfn_pte() inverts it (L1TF)."""
-    return (~(pfn << 12) & d.PHYS_MASK) | d.PROTNONE | 0x60
+    return (~(pfn << 12) & ((1 << 52) - 4096)) | 0x100 | 0x60
 
 
-# The kinds of a kernel with swap, migration, no hwpoison/device, markers
-# (the test kernel: MAX_SWAPFILES 27).
-kinds = d.swap_kinds(27, migration=3, hwpoison=0)
+# The test kernel's own pfscale-layout (scripts/layout.sh wrote it at
+# build time); the entries below are built independently of it.
+path = os.environ.get("PFSCALE_LAYOUT") or os.path.join(
+    os.environ.get("PFSCALE_ART", "."), "pfscale-layout")
+try:
+    values = d.parse_layout(open(path).read(), path)
+except (IOError, OSError) as e:
+    print("1..1\nnot ok - decode: the test kernel's pfscale-layout "
+          "({}: {}; set PFSCALE_ART or PFSCALE_LAYOUT)".format(path, e))
+    sys.exit(0)
+lay = d.Layout(values, path)
+
+check("pfscale-layout: the x86-64 bits as the kernel defines them",
+      (lay.page_shift, lay.present, lay.pse, lay.protnone, lay.special,
+       lay.swp_type_shift, lay.swp_offset_first_bit, lay.phys_mask),
+      (12, 1, 0x80, 0x100, 0x200, 59, 9, 0x000ffffffffff000))
+# The kinds of the test kernel: swap, migration, no hwpoison/device,
+# markers (MAX_SWAPFILES 27).
+kinds = lay.swap_kinds
 check("swap kinds allotted from MAX_SWAPFILES up (migration, marker, "
       "swapin-error)", kinds,
       {27: "migration-read", 28: "migration-read-exclusive",
        29: "migration-write", 30: "pte-marker", 31: "swapin-error"})
 check("swap kinds with hwpoison and device types",
-      d.swap_kinds(22, migration=3, hwpoison=1),
+      d.swap_kinds(dict(values, MAX_SWAPFILES=22, SWP_HWPOISON_NUM=1,
+                        SWP_DEVICE_NUM=4)),
       {22: "hwpoison", 23: "migration-read",
        24: "migration-read-exclusive", 25: "migration-write",
        26: "device-write", 27: "device-read",
        28: "device-exclusive-write", 29: "device-exclusive-read",
        30: "pte-marker", 31: "swapin-error"})
-try:
-    d.swap_kinds(31, migration=3, hwpoison=1)
-    check("an impossible MAX_SWAPFILES is refused", "accepted", "refused")
-except d.DecodeError:
-    check("an impossible MAX_SWAPFILES is refused", "refused", "refused")
+
+
+def refused(name, fn):
+    try:
+        fn()
+        check(name, "accepted", "refused")
+    except d.DecodeError:
+        check(name, "refused", "refused")
+
+
+refused("special swap types that do not fill the swap type space are "
+        "refused", lambda: d.swap_kinds(dict(values, SWP_HWPOISON_NUM=1)))
+refused("a pfscale-layout line that is not 'NAME VALUE' is refused",
+        lambda: d.parse_layout("PAGE_SHIFT 12\nPTRS_PER_PTE\n"))
+refused("a pfscale-layout without a required name is refused",
+        lambda: d.Layout(dict((k, v) for k, v in values.items()
+                              if k != "_PAGE_BIT_PSE")))
 
 va5 = (1 << 55) | (3 << 39) | (5 << 30) | (7 << 21) | (9 << 12) | 0x234
 put(0x1000, va5 >> 48 & 511, 0x2067)          # pgd -> p4d
@@ -76,7 +105,7 @@ put(0x5000, 12, protnone(0x12347))             # PROT_NONE, PFN follows 10
 put(0x5000, 13, swp(30, 2))                    # pfscale-busy marker
 put(0x5000, 14, 0x22222067)                    # not PFN-contiguous
 put(0x5000, 15, 0x22223267)                    # special (zero page)
-p5, p4 = d.Paging(5, "synthetic"), d.Paging(4, "synthetic")
+p5, p4 = d.Paging(5, lay, "synthetic"), d.Paging(4, lay, "synthetic")
 
 steps, res = d.walk_tables(0x1000, va5, p5, entry)
 check("5-level walk: pgd p4d pud pmd pte, phys",
@@ -88,11 +117,11 @@ check("huge pmd with the PAT bit: ends at the pmd, 2M page",
 steps, res = d.walk_tables(0x1000, va5 + (3 << 12), p5, entry)
 check("PROT_NONE pte is present, its inverted PFN decoded",
       res, (0x12347234, 12))
-check("PROT_NONE pte's flags", d.flag_names(steps[-1][3], kinds),
+check("PROT_NONE pte's flags", d.flag_names(steps[-1][3], p5),
       "protnone accessed dirty")
 steps, res = d.walk_tables(0x1000, va5 + (2 << 12), p5, entry)
 check("swap pte: not present, decoded",
-      (res, d.flag_names(steps[-1][3], kinds)),
+      (res, d.flag_names(steps[-1][3], p5)),
       (None, "not present: swap entry type 1 offset 0x3e"))
 va4 = va5 & ((1 << 48) - 1)
 steps, res = d.walk_tables(0x2000, va4, p4, entry)
@@ -101,21 +130,21 @@ check("4-level walk from the same p4d table",
       (["pgd", "pud", "pmd", "pte"], (0x12345234, 12)))
 
 check("swap entry with soft-dirty and exclusive",
-      d.swap_entry(swp(1, 0x1234, 1 << 3 | 1 << 1), kinds),
+      d.swap_entry(swp(1, 0x1234, 1 << 3 | 1 << 1), p4),
       {"kind": "swap", "type": 1, "offset": 0x1234,
        "flags": ["soft-dirty", "exclusive"]})
-check("pte marker pfscale-busy", d.flag_names(swp(30, 2), kinds),
+check("pte marker pfscale-busy", d.flag_names(swp(30, 2), p4),
       "not present: pte marker pfscale-busy")
-got = d.swap_entry(swp(29, 0x3f5e2 | 1 << 34), kinds, 34)
+got = d.swap_entry(swp(29, 0x3f5e2 | 1 << 34), p4)   # SWP_PFN_BITS 34
 check("migration entry: pfn and young bit", (got["pfn"], got["flags"]),
       (0x3f5e2, ["young"]))
-check("swapin-error entry", d.flag_names(swp(31, 0), kinds),
+check("swapin-error entry", d.flag_names(swp(31, 0), p4),
       "not present: swapin-error entry")
-check("none", d.flag_names(0, kinds), "not present: none")
+check("none", d.flag_names(0, p4), "not present: none")
 
 lo = va5 & ~((1 << 21) - 1)
 absent = {}
-runs = d.range_runs(0x1000, lo, lo + (2 << 21), p5, table, kinds, absent)
+runs = d.range_runs(0x1000, lo, lo + (2 << 21), p5, table, absent)
 check("runs: contiguous in VA and PFN, PROT_NONE included, special pages counted, huge leaf",
       runs, [(lo + (9 << 12), 0x12345, 2, {12: 2}, 0),
              (lo + (12 << 12), 0x12347, 1, {12: 1}, 0),
@@ -124,7 +153,7 @@ check("runs: contiguous in VA and PFN, PROT_NONE included, special pages counted
 check("not present counted by kind", absent, {"swap": 1, "pte-marker": 1})
 check("pagemap's view merges by the same rule",
       d.runs_from_pagemap([(0x1000, 5), (0x2000, 6), (0x3000, None),
-                           (0x4000, 8), (0x5000, 10)]),
+                           (0x4000, 8), (0x5000, 10)], 12),
       [(0x1000, 5, 2), (0x4000, 8, 1), (0x5000, 10, 1)])
 
 vm = {"read": 1, "write": 2, "exec": 4, "shared": 8, "mayshare": 0x80}
@@ -133,10 +162,10 @@ check("perms: MAP_SHARED read-only file (VM_MAYSHARE, no VM_SHARED) is s",
 check("perms: private writable is p", d.perms(0x1 | 0x2 | 0x8 * 0, vm),
       "rw-p")
 check("pgoff: bytes for a file VMA, 0 for anonymous",
-      (d.pgoff_bytes(3, True), d.pgoff_bytes(0x7f00000, False)),
+      (d.pgoff_bytes(3, True, lay), d.pgoff_bytes(0x7f00000, False, lay)),
       (0x3000, 0))
 try:
-    d.Paging(3)
+    d.Paging(3, lay)
     check("3-level paging refused", "accepted", "refused")
 except d.DecodeError:
     check("3-level paging refused", "refused", "refused")

@@ -308,7 +308,7 @@ lout=$(timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/v
 check "scripts loaded without vmlinux-gdb.py: one line, no traceback" $? "$(head -2 <<<"$lout" | tr '\n' ' ')"
 
 # --- the kernel's special swap types (no guest) -------------------------
-# layout.swap_layout() infers them from swap_info[]'s length and symbols;
+# layout.defines() has them from the kernel's pfscale-layout;
 # the kernel's .config says which are configured (include/linux/swap.h
 # allots them from 31 down). The walkers themselves are unit-tested with
 # plain python3 (tests/host/decode.py).
@@ -316,8 +316,27 @@ sout=$(PFSCALE_CONFIG=$art/.config timeout 60 gdb -batch -nx -iex 'set auto-load
 	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
 	-ex "source $top/tests/host/gdb_swap_kinds.py" 2>&1)
 grep -qx 'SWAPKINDS ok' <<<"$sout" && ! grep -q Traceback <<<"$sout"
-check "the special swap types read from the kernel (swap_info[], symbols) equal those its .config allots" $? \
+check "the special swap types from the kernel's pfscale-layout equal those its .config allots" $? \
 	"$(grep -m1 -E 'SWAPKINDS|Error|error' <<<"$sout")"
+
+# Without the kernel's pfscale-layout the commands that decode say where
+# it should be and how to make it, in one line.
+nout=$(PFSCALE_LAYOUT=$out/no-such-pfscale-layout timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
+	-ex 'pf-walk 0x1000 1' 2>&1)
+[ "$(grep -c "^pf-walk: cannot read $out/no-such-pfscale-layout (.*): make it with scripts/layout.sh KERNEL_BUILD_DIR" <<<"$nout")" = 1 ] &&
+	! grep -q Traceback <<<"$nout"
+check "without pfscale-layout: one line naming the file and scripts/layout.sh" $? "$(tr '\n' ' ' <<<"$nout" | head -c 300)"
+# Another kernel's pfscale-layout (one more swap type, so one swap file
+# less) is refused: swap_info[] has MAX_SWAPFILES entries.
+sed 's/^MAX_SWAPFILES .*/MAX_SWAPFILES 26/; s/^SWP_HWPOISON_NUM .*/SWP_HWPOISON_NUM 1/' \
+	"$art/pfscale-layout" > "$out/other-pfscale-layout"
+mout=$(PFSCALE_LAYOUT=$out/other-pfscale-layout timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
+	-ex 'pf-walk 0x1000 1' 2>&1)
+[ "$(grep -c "^pf-walk: $out/other-pfscale-layout is not this vmlinux's: MAX_SWAPFILES 26, swap_info\[\] has 27$" <<<"$mout")" = 1 ] &&
+	! grep -q Traceback <<<"$mout"
+check "another kernel's pfscale-layout is refused in one line (MAX_SWAPFILES against swap_info[])" $? "$(tr '\n' ' ' <<<"$mout" | head -c 300)"
 
 # --- errors and caches of the scripts themselves (no guest) ------------
 # tests/host/gdb_selftest.py: a user error is one line, a script bug an

@@ -1,10 +1,10 @@
 # Sourced by tests/host/gdb.sh in gdb (vmlinux loaded, no guest): the special
-# swap types that layout.swap_layout() reads from the kernel (the length of
-# swap_info[], symbols of the configured options) against those the
-# kernel's .config allots, from 31 down as include/linux/swap.h does.
+# swap types that layout.defines() derives from the kernel's pfscale-layout
+# (MAX_SWAPFILES, SWP_*_NUM) against those the kernel's .config allots,
+# from 31 down as include/linux/swap.h does.
 import os
 
-from pfscale_gdb import decode, layout
+from pfscale_gdb import layout
 
 cfg = set(line.strip() for line in open(os.environ["PFSCALE_CONFIG"]))
 
@@ -19,8 +19,8 @@ names = (["hwpoison"] * on("MEMORY_FAILURE") +
          ["device-write", "device-read", "device-exclusive-write",
           "device-exclusive-read"] * on("DEVICE_PRIVATE") +
          ["pte-marker"] * on("PTE_MARKER") + ["swapin-error"])
-want = dict((decode.SWP_TYPES - len(names) + i, n)
+want = dict((32 - len(names) + i, n)
             for i, n in enumerate(names))
-got = layout.swap_layout(4)[0]
+got = layout.defines().swap_kinds
 print("SWAPKINDS " + ("ok" if got == want else
                       "fail: {} != {}".format(got, want)))

@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from pfscale_gdb import decode  # noqa: E402
 
 READERS = ("gdb-live", "gdb-dump", "crash-dump")
-PAGE_KB = 4
+PAGE_KB = 4            # /proc's page: the guest's (x86-64) 4 KiB
+PAGE_SHIFT = 12
 
 # (name, function(proc, reader) -> None or "disagreement"), per reader
 PER_READER = []
@@ -243,7 +244,7 @@ def vma_pages(r, start, end):
         s, e = int(run["start"], 16), int(run["end"], 16)
         lo, hi = max(s, start), min(e, end)
         if lo < hi:
-            n += ((hi - lo) >> decode.PAGE_SHIFT) - run["special"]
+            n += ((hi - lo) >> PAGE_SHIFT) - run["special"]
             if "2M" in run["leaves"] and lo <= s and e <= hi:
                 huge += run["leaves"]["2M"]
     return n, huge
@@ -287,11 +288,11 @@ def check_pagemap(p, r):
         got = r["region " + name]
         pages = []
         swaps = 0
-        for va in range(start, end, 1 << decode.PAGE_SHIFT):
+        for va in range(start, end, 1 << PAGE_SHIFT):
             e = p["pagemap"].get(va)
             pages.append((va, e[1] if e and e[0] == "present" else None))
             swaps += bool(e and e[0] == "swap")
-        want = decode.runs_from_pagemap(pages)
+        want = decode.runs_from_pagemap(pages, PAGE_SHIFT)
         runs = [(int(x["start"], 16), x["pfn"], x["pages"])
                 for x in got["runs"]]
         if runs != want:
