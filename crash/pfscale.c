@@ -24,8 +24,14 @@
  * tables: member offsets (MEMBER_OFFSET, ANON_MEMBER_OFFSET for members of
  * anonymous unions), enum values (enumerator_value: enum maple_type, the
  * MM counters), mt_slots[] and mt_pivots[], vmaflag_names[], the length of
- * swap_info[]. What each field means follows docs/debuggers.md's rules,
- * as gdb-scripts/pfscale_gdb/decode.py does.
+ * swap_info[]; and the #defines, which have no debug info (page-table
+ * and swap-entry bits, the swap types, the maple tree's node-pointer
+ * encoding, the rwsem bits), from pfscale-layout: the "NAME VALUE" file
+ * that scripts/layout.sh writes next to vmlinux when the kernel is built
+ * (the directory of the vmlinux crash loaded; PFSCALE_LAYOUT=FILE
+ * overrides). pfpte and pfvma need it and, without it, say in one line how
+ * to make it; the other commands do not. What each field means follows
+ * docs/debuggers.md's rules, as gdb-scripts/pfscale_gdb/decode.py does.
  *
  * Build: make build/pfscale.so (the Makefile's one rule).
  */
@@ -35,16 +41,25 @@
 #define PFS_MAX_VMAS	1000000
 #define PFS_MAX_COUNTERS 1024
 #define PFS_NR_MM	4	/* the MM counters this extension names */
-#define PFS_PAGE_SHIFT	12
-#define PFS_PAGE_SIZE	(1UL << PFS_PAGE_SHIFT)
+#define PFS_MAX_SWP_TYPE_BITS 6	/* swap_kind[] and the walk's counts hold 2^6 */
+#define PFS_MAX_MAPLE_HEIGHT 64	/* a corrupt pfscale-layout must not recurse deep */
 
 /* What the commands need; a missing group makes them say so. */
-enum { NEED_TASK = 1, NEED_RSS = 2, NEED_VMA = 4, NEED_COUNTERS = 8 };
+enum { NEED_TASK = 1, NEED_RSS = 2, NEED_VMA = 4, NEED_COUNTERS = 8, NEED_PTE = 16,
+       NEED_LAST = NEED_PTE };
 
 /* The one table of layout knowledge: -1 (or 0 for addresses) if absent. */
 static struct pfs_layout {
 	int init, missing;	/* missing: the NEED_* groups lacking something */
-	char missing_what[NEED_COUNTERS + 1][96];
+	char missing_what[NEED_LAST + 1][96];
+	/*
+	 * From pfscale-layout: the groups it does not serve (no file, a name
+	 * absent, a value out of bounds) and why, in one line each. Unlike
+	 * the rest, read again at the next command while something lacks.
+	 */
+	int defs_missing;
+	char defs_what[NEED_LAST + 1][1024];
+	char layout_file[PATH_MAX + 16];	/* + "/pfscale-layout" */
 	/* task_struct, signal_struct, mm_struct */
 	long task_tasks, task_pid, task_tgid, task_comm, task_mm, task_signal,
 		task_thread_node, signal_thread_head, mm_pgd, mm_users, mm_count,
@@ -69,8 +84,19 @@ static struct pfs_layout {
 	long rwsem_count, rwsem_owner, spin_rlock, raw_lock, qspin_val, raw_owner_cpu;
 	/* page tables and swap */
 	int levels;
-	long max_swapfiles;
-	const char *swap_kind[32];	/* per swap type: NULL for swap files */
+	/* the #defines, from pfscale-layout by their kernel names */
+	ulong page_shift, ptrs_per_pte, physical_mask_shift, bit_present, bit_pse,
+		bit_protnone, bit_special, swp_type_bits, max_swapfiles_shift,
+		max_swapfiles, swp_hwpoison_num, swp_migration_num, swp_device_num,
+		swp_pte_marker_num, swp_swapin_error_num;
+	ulong maple_node_mask, maple_type_shift, maple_type_mask, maple_root_node,
+		maple_reserved, maple_height_max, mt_height_offset, mt_height_mask;
+	ulong rwsem_writer_locked, rwsem_waiters, rwsem_handoff, rwsem_reader_shift,
+		rwsem_reader_owned, rwsem_owner_flags;
+	/* ... and what follows from them */
+	ulong page_size, pte_present, pte_pse, pte_protnone, pte_special, pte_addr_mask;
+	int level_bits, swp_type_shift, nr_swp_types;
+	const char *swap_kind[1 << PFS_MAX_SWP_TYPE_BITS]; /* per swap type: NULL for swap files */
 	/* pfscale counters */
 	long desc_size, desc_name, desc_site, desc_meaning, nr_counters;
 } L;
@@ -92,10 +118,28 @@ static void pfs_lack(int group, const char *what)
 {
 	int i;
 
-	for (i = 1; i <= NEED_COUNTERS; i <<= 1)
+	for (i = 1; i <= NEED_LAST; i <<= 1)
 		if ((i & group) && !(L.missing & i))
 			snprintf(L.missing_what[i], sizeof(L.missing_what[i]), "%s", what);
 	L.missing |= group;
+}
+
+/*
+ * Record that pfscale-layout does not serve the NEED_* groups in group,
+ * and why (printf-style, naming the file; pfs_need adds how to make it).
+ */
+static void __attribute__((format(printf, 2, 3))) pfs_defs_lack(int group, const char *fmt, ...)
+{
+	va_list ap;
+	int i;
+
+	for (i = 1; i <= NEED_LAST; i <<= 1)
+		if ((i & group) && !(L.defs_missing & i)) {
+			va_start(ap, fmt);
+			vsnprintf(L.defs_what[i], sizeof(L.defs_what[i]), fmt, ap);
+			va_end(ap);
+		}
+	L.defs_missing |= group;
 }
 
 struct pfs_member_desc {
@@ -198,45 +242,195 @@ static void pfs_vm_flags(void)
 
 /*
  * The swap types that are not swap files, allotted upwards from
- * MAX_SWAPFILES as include/linux/swap.h does: hwpoison, 3 migration types,
- * 4 device-private types, pte-marker, swapin-error (31), each only if
- * configured. MAX_SWAPFILES is the length of swap_info[]; the options show
- * as symbols. The same rule as decode.swap_kinds().
+ * MAX_SWAPFILES as include/linux/swap.h does: SWP_HWPOISON_NUM hwpoison,
+ * SWP_MIGRATION_NUM migration, SWP_DEVICE_NUM device-private,
+ * SWP_PTE_MARKER_NUM pte-marker types, then SWP_SWAPIN_ERROR_NUM
+ * swapin-error, the last; each NUM 0 if not configured. All from
+ * pfscale-layout; 0 if they do not add up as swap.h says.
  */
-static void pfs_swap_kinds(void)
+static int pfs_swap_kinds(void)
 {
-	static const char *const mig[3] = { "migration-read", "migration-read-exclusive",
-					     "migration-write" };
-	static const char *const dev[4] = { "device-write", "device-read",
-					    "device-exclusive-write", "device-exclusive-read" };
-	int migration = symbol_exists("migrate_pages") ? 3 : 0;
-	int hwpoison = symbol_exists("memory_failure") ? 1 : 0;
-	int rest, device, t, i;
+	static const char *const mig[] = { "migration-read", "migration-read-exclusive",
+					   "migration-write" };
+	static const char *const dev[] = { "device-write", "device-read",
+					   "device-exclusive-write", "device-exclusive-read" };
+	const struct {
+		ulong num;
+		const char *const *names;	/* the first names of the group */
+		ulong nnames;
+		const char *kind;		/* the others' */
+	} groups[] = {
+		{ L.swp_hwpoison_num, NULL, 0, "hwpoison" },
+		{ L.swp_migration_num, mig, sizeof(mig) / sizeof(mig[0]), "migration" },
+		{ L.swp_device_num, dev, sizeof(dev) / sizeof(dev[0]), "device" },
+		{ L.swp_pte_marker_num, NULL, 0, "pte-marker" },
+		{ L.swp_swapin_error_num, NULL, 0, "swapin-error" },
+	};
+	ulong t = L.max_swapfiles, i, g, sum = 0;
 
-	if (symbol_exists("swap_info")) {
-		L.max_swapfiles = get_array_length("swap_info", NULL, 0);
-		rest = 32 - L.max_swapfiles - 1 - migration - hwpoison;
-		device = rest >= 4 ? 4 : 0;
-	} else {
-		rest = symbol_exists("handle_pte_marker") ? 1 : 0;
-		device = 0;
-		L.max_swapfiles = 32 - 1 - rest - migration - hwpoison;
+	for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		sum += groups[g].num;
+	if (L.max_swapfiles_shift > L.swp_type_bits ||
+	    L.max_swapfiles + sum != 1UL << L.max_swapfiles_shift) {
+		pfs_defs_lack(NEED_PTE, "%s: MAX_SWAPFILES %lu and the SWP_*_NUM (%lu) do not add up "
+			      "to 2^MAX_SWAPFILES_SHIFT %lu (within SWP_TYPE_BITS %lu)",
+			      L.layout_file, L.max_swapfiles, sum, L.max_swapfiles_shift,
+			      L.swp_type_bits);
+		return 0;
 	}
 	memset(L.swap_kind, 0, sizeof(L.swap_kind));
-	if (L.max_swapfiles <= 0 || rest < 0) {
-		pfs_lack(NEED_VMA, "MAX_SWAPFILES (swap_info[])");
+	for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+		for (i = 0; i < groups[g].num; i++)
+			L.swap_kind[t++] = i < groups[g].nnames ? groups[g].names[i] : groups[g].kind;
+	return 1;
+}
+
+/* Where pfscale-layout is: $PFSCALE_LAYOUT, else next to crash's vmlinux. */
+static void pfs_layout_path(void)
+{
+	const char *env = getenv("PFSCALE_LAYOUT"), *nl, *slash;
+	char dir[PATH_MAX], abs[PATH_MAX];
+
+	if (env && *env) {
+		snprintf(L.layout_file, sizeof(L.layout_file), "%s", env);
 		return;
 	}
-	t = L.max_swapfiles;
-	for (i = 0; i < hwpoison; i++)
-		L.swap_kind[t++] = "hwpoison";
-	for (i = 0; i < migration; i++)
-		L.swap_kind[t++] = mig[i];
-	for (i = 0; i < device; i++)
-		L.swap_kind[t++] = dev[i];
-	for (i = 0; i < rest - device; i++)
-		L.swap_kind[t++] = "pte-marker";
-	L.swap_kind[31] = "swapin-error";
+	/* namelist_orig: the file named, if crash decompressed it elsewhere */
+	nl = pc->namelist_orig ? pc->namelist_orig : pc->namelist;
+	slash = nl ? strrchr(nl, '/') : NULL;
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == nl ? 1 : (int)(slash - nl), nl);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	/* absolute, for the messages */
+	if (realpath(dir, abs))
+		snprintf(dir, sizeof(dir), "%s", abs);
+	snprintf(L.layout_file, sizeof(L.layout_file), "%s%spfscale-layout", dir,
+		 strcmp(dir, "/") ? "/" : "");
+}
+
+/*
+ * Fill the #define part of the table from pfscale-layout: "NAME VALUE"
+ * lines, VALUE decimal, negative for a value with bit 63 set; '#' lines
+ * are comments, names not listed here are skipped. Each name serves the
+ * groups that cannot do without it and has sanity bounds [lo, hi].
+ */
+static void pfs_defines(void)
+{
+	struct pfs_define_desc {
+		const char *name;
+		ulong *val;
+		int need, found;
+		ulong lo, hi;
+	} defs[] = {
+		{ "PAGE_SHIFT", &L.page_shift, NEED_PTE | NEED_VMA, 0, 10, 30 },
+		{ "PTRS_PER_PTE", &L.ptrs_per_pte, NEED_PTE, 0, 2, 4096 },
+		{ "__PHYSICAL_MASK_SHIFT", &L.physical_mask_shift, NEED_PTE, 0, 11, 63 },
+		{ "_PAGE_BIT_PRESENT", &L.bit_present, NEED_PTE, 0, 0, 63 },
+		{ "_PAGE_BIT_PSE", &L.bit_pse, NEED_PTE, 0, 0, 63 },
+		{ "_PAGE_BIT_PROTNONE", &L.bit_protnone, NEED_PTE, 0, 0, 63 },
+		{ "_PAGE_BIT_SPECIAL", &L.bit_special, NEED_PTE, 0, 0, 63 },
+		{ "SWP_TYPE_BITS", &L.swp_type_bits, NEED_PTE, 0, 1, PFS_MAX_SWP_TYPE_BITS },
+		{ "MAX_SWAPFILES_SHIFT", &L.max_swapfiles_shift, NEED_PTE, 0, 1,
+		  PFS_MAX_SWP_TYPE_BITS },
+		{ "MAX_SWAPFILES", &L.max_swapfiles, NEED_PTE, 0, 1, 1 << PFS_MAX_SWP_TYPE_BITS },
+		{ "SWP_HWPOISON_NUM", &L.swp_hwpoison_num, NEED_PTE, 0, 0,
+		  1 << PFS_MAX_SWP_TYPE_BITS },
+		{ "SWP_MIGRATION_NUM", &L.swp_migration_num, NEED_PTE, 0, 0,
+		  1 << PFS_MAX_SWP_TYPE_BITS },
+		{ "SWP_DEVICE_NUM", &L.swp_device_num, NEED_PTE, 0, 0, 1 << PFS_MAX_SWP_TYPE_BITS },
+		{ "SWP_PTE_MARKER_NUM", &L.swp_pte_marker_num, NEED_PTE, 0, 0,
+		  1 << PFS_MAX_SWP_TYPE_BITS },
+		{ "SWP_SWAPIN_ERROR_NUM", &L.swp_swapin_error_num, NEED_PTE, 0, 0,
+		  1 << PFS_MAX_SWP_TYPE_BITS },
+		{ "MAPLE_NODE_MASK", &L.maple_node_mask, NEED_VMA, 0, 0, ~0UL },
+		{ "MAPLE_NODE_TYPE_SHIFT", &L.maple_type_shift, NEED_VMA, 0, 0, 63 },
+		{ "MAPLE_NODE_TYPE_MASK", &L.maple_type_mask, NEED_VMA, 0, 0, ~0UL },
+		{ "MAPLE_ROOT_NODE", &L.maple_root_node, NEED_VMA, 0, 0, ~0UL },
+		{ "MAPLE_RESERVED_RANGE", &L.maple_reserved, NEED_VMA, 0, 0, ~0UL },
+		{ "MAPLE_HEIGHT_MAX", &L.maple_height_max, NEED_VMA, 0, 1, PFS_MAX_MAPLE_HEIGHT },
+		{ "MT_FLAGS_HEIGHT_OFFSET", &L.mt_height_offset, NEED_VMA, 0, 0, 31 },
+		{ "MT_FLAGS_HEIGHT_MASK", &L.mt_height_mask, NEED_VMA, 0, 0, ~0UL },
+		{ "RWSEM_WRITER_LOCKED", &L.rwsem_writer_locked, NEED_VMA, 0, 0, ~0UL },
+		{ "RWSEM_FLAG_WAITERS", &L.rwsem_waiters, NEED_VMA, 0, 0, ~0UL },
+		{ "RWSEM_FLAG_HANDOFF", &L.rwsem_handoff, NEED_VMA, 0, 0, ~0UL },
+		{ "RWSEM_READER_SHIFT", &L.rwsem_reader_shift, NEED_VMA, 0, 1, 62 },
+		{ "RWSEM_READER_OWNED", &L.rwsem_reader_owned, NEED_VMA, 0, 0, ~0UL },
+		{ "RWSEM_OWNER_FLAGS_MASK", &L.rwsem_owner_flags, NEED_VMA, 0, 0, ~0UL },
+	};
+	int n = sizeof(defs) / sizeof(defs[0]), i, lineno = 0;
+	char line[BUFSIZE], name[128], value[64], *end;
+	FILE *f;
+
+	L.defs_missing = 0;
+	pfs_layout_path();
+	if (!(f = fopen(L.layout_file, "r"))) {
+		pfs_defs_lack(NEED_PTE | NEED_VMA, "cannot read %s (%s)", L.layout_file,
+			      strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		ulong v = 0;
+		char extra;
+		int ok;
+
+		lineno++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
+			continue;
+		ok = sscanf(line, "%127s %63s %c", name, value, &extra) == 2;
+		if (ok) {
+			/* decimal; negative: bit 63 set (as unsigned 64-bit) */
+			errno = 0;
+			if (value[0] == '-')
+				v = (ulong)strtoll(value, &end, 10);
+			else
+				v = strtoul(value, &end, 10);
+			ok = end != value && !*end && !errno;
+		}
+		if (!ok) {
+			pfs_defs_lack(NEED_PTE | NEED_VMA, "%s line %d is not \"NAME VALUE\"",
+				      L.layout_file, lineno);
+			break;
+		}
+		for (i = 0; i < n; i++)
+			if (!strcmp(defs[i].name, name)) {
+				*defs[i].val = v;
+				defs[i].found = 1;
+			}
+	}
+	fclose(f);
+	for (i = 0; i < n; i++) {
+		if (!defs[i].found)
+			pfs_defs_lack(defs[i].need, "%s has no %s", L.layout_file, defs[i].name);
+		else if (*defs[i].val < defs[i].lo || *defs[i].val > defs[i].hi)
+			pfs_defs_lack(defs[i].need, "%s: %s %ld is out of bounds", L.layout_file,
+				      defs[i].name, (long)*defs[i].val);
+	}
+	if (L.page_shift <= 30)
+		L.page_size = 1UL << L.page_shift;
+	if (!(L.defs_missing & NEED_PTE) &&
+	    (L.physical_mask_shift <= L.page_shift || L.ptrs_per_pte & (L.ptrs_per_pte - 1)))
+		pfs_defs_lack(NEED_PTE, "%s: __PHYSICAL_MASK_SHIFT %lu or PTRS_PER_PTE %lu is off",
+			      L.layout_file, L.physical_mask_shift, L.ptrs_per_pte);
+	if (!(L.defs_missing & NEED_PTE) && symbol_exists("swap_info") &&
+	    get_array_length("swap_info", NULL, 0) != (int)L.max_swapfiles)
+		pfs_defs_lack(NEED_PTE | NEED_VMA, "%s is not this vmlinux's: MAX_SWAPFILES %lu, swap_info[] "
+			      "has %d", L.layout_file, L.max_swapfiles,
+			      get_array_length("swap_info", NULL, 0));
+	if (!(L.defs_missing & NEED_PTE) && pfs_swap_kinds()) {
+		L.pte_present = 1UL << L.bit_present;
+		L.pte_pse = 1UL << L.bit_pse;
+		L.pte_protnone = 1UL << L.bit_protnone;	/* PRESENT clear: PROT_NONE */
+		L.pte_special = 1UL << L.bit_special;	/* no struct page: not RSS */
+		/* PTE_PFN_MASK: PAGE_MASK & __PHYSICAL_MASK */
+		L.pte_addr_mask = ((1UL << L.physical_mask_shift) - 1) & ~(L.page_size - 1);
+		/* every x86-64 table level has PTRS_PER_PTE entries */
+		for (L.level_bits = 0; (1UL << L.level_bits) < L.ptrs_per_pte; L.level_bits++)
+			;
+		/* a swap-format PTE keeps its type in its top SWP_TYPE_BITS */
+		L.swp_type_shift = 64 - L.swp_type_bits;
+		L.nr_swp_types = 1 << L.swp_type_bits;
+	}
 }
 
 /* Fill the layout table once (per session: the vmlinux does not change). */
@@ -346,7 +540,7 @@ static void pfs_layout_init(void)
 			"__pgtable_l5_enabled", RETURN_ON_ERROR);
 		L.levels = l5 ? 5 : 4;
 	}
-	pfs_swap_kinds();
+	pfs_defines();
 	if (!symbol_exists("pfscale_counter_desc") || !symbol_exists("pfscale_counters"))
 		pfs_lack(NEED_COUNTERS, "pfscale_counter_desc");
 	L.desc_size = STRUCT_SIZE("pfscale_counter_desc");
@@ -366,11 +560,11 @@ static void pfs_layout_init(void)
 /* The layout, with what cmd needs, or one error line (crash's FATAL). */
 static void pfs_need(int need)
 {
-	int i;
+	int i, first = !L.init;
 
-	if (!L.init)
+	if (first)
 		pfs_layout_init();
-	for (i = 1; i <= NEED_COUNTERS; i <<= 1) {
+	for (i = 1; i <= NEED_LAST; i <<= 1) {
 		if (!(need & i & L.missing))
 			continue;
 		if (i == NEED_COUNTERS)
@@ -378,6 +572,15 @@ static void pfs_need(int need)
 			      L.missing_what[i]);
 		error(FATAL, "this kernel lacks %s\n", L.missing_what[i]);
 	}
+	/* pfscale-layout may have been made since the last command: look again */
+	if (!first && (need & L.defs_missing))
+		pfs_defines();
+	for (i = 1; i <= NEED_LAST; i <<= 1)
+		if (need & i & L.defs_missing)
+			error(FATAL, "%s: make it with scripts/layout.sh KERNEL_BUILD_DIR > %s%s\n",
+			      L.defs_what[i], L.layout_file,
+			      getenv("PFSCALE_LAYOUT") && *getenv("PFSCALE_LAYOUT") ?
+			      " (PFSCALE_LAYOUT)" : " (or set PFSCALE_LAYOUT)");
 }
 
 /* JSON output: strings escaped, keys as the gdb commands print them. */
@@ -854,6 +1057,9 @@ char *help_pfpte[] = {
 	"    total N",
 	"    not_present KIND N",
 	"  It does not need crash's task table (vtop -u does, and fails on 6.1).",
+	"  The PTE bits, page and swap-entry layout and swap types are the",
+	"  kernel's #defines, read from pfscale-layout next to vmlinux (or",
+	"  $PFSCALE_LAYOUT), which scripts/layout.sh writes at kernel build time.",
 	"    -j  one JSON object with the keys of gdb's pf-range --json: pid,",
 	"        start, end, levels, runs [{start, end, pfn, pages, leaves,",
 	"        special (its _PAGE_SPECIAL pages: the zero page, PFN maps)}],",
@@ -865,27 +1071,20 @@ char *help_pfpte[] = {
 	NULL
 };
 
-#define PFS_PRESENT	0x1UL
-#define PFS_PSE		0x80UL
-#define PFS_PROTNONE	0x100UL	/* with PRESENT clear: a PROT_NONE page */
-#define PFS_SPECIAL	0x200UL	/* no struct page (zero page, PFN map): not RSS */
-#define PFS_SWP_TYPE_SHIFT	59	/* x86-64 swap PTE: type in bits 59-63 */
-#define PFS_ADDR_MASK	0x000ffffffffff000UL
-
 /* A page-table walk: its output state, instead of file-scope globals. */
 struct pfs_walk {
 	int json, nruns;
 	ulong run_start, run_end, run_pfn, total;
 	long leaves[3];			/* 4K, 2M, 1G leaves of the current run */
 	long special;			/* its _PAGE_SPECIAL ptes (no struct page) */
-	long not_present[33];		/* by swap type; [32]: none such */
+	long not_present[1 << PFS_MAX_SWP_TYPE_BITS];	/* by swap type */
 };
 
 static const char *pfs_leaf_names[3] = { "4K", "2M", "1G" };
 
 static void pfs_run_flush(struct pfs_walk *w)
 {
-	ulong pages = (w->run_end - w->run_start) >> PFS_PAGE_SHIFT;
+	ulong pages = (w->run_end - w->run_start) >> L.page_shift;
 	int i, n = 0;
 
 	if (!w->run_end)
@@ -916,7 +1115,7 @@ static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int 
 			int special)
 {
 	if (!w->run_end || va != w->run_end ||
-	    pfn != w->run_pfn + ((w->run_end - w->run_start) >> PFS_PAGE_SHIFT)) {
+	    pfn != w->run_pfn + ((w->run_end - w->run_start) >> L.page_shift)) {
 		pfs_run_flush(w);
 		w->run_start = va;
 		w->run_end = va;
@@ -927,7 +1126,7 @@ static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int 
 	w->special += special;
 	w->run_end += len;
 	w->leaves[level]++;
-	w->total += len >> PFS_PAGE_SHIFT;
+	w->total += len >> L.page_shift;
 }
 
 static int pfs_entry(ulong table_pa, int idx, ulong *e)
@@ -938,39 +1137,39 @@ static int pfs_entry(ulong table_pa, int idx, ulong *e)
 
 static void pfs_walk_range(struct pfs_walk *w, ulong pgd, ulong start, ulong end)
 {
-	static const int shift5[5] = { 48, 39, 30, 21, 12 };
-	const int *shift = L.levels == 5 ? shift5 : shift5 + 1;
-	ulong va = start & ~(PFS_PAGE_SIZE - 1);
+	ulong va = start & ~(L.page_size - 1);
 
 	while (va < end) {
 		ulong table = VTOP(pgd), e = 0;
 		int level;
 
 		for (level = 0; level < L.levels; level++) {
-			ulong size = 1UL << shift[level];
-			int idx = (va >> shift[level]) & 511, last = level == L.levels - 1;
+			/* the bits of va that index this level's table */
+			int shift = L.page_shift + L.level_bits * (L.levels - 1 - level);
+			ulong size = 1UL << shift;
+			int idx = (va >> shift) & (L.ptrs_per_pte - 1), last = level == L.levels - 1;
 			int read = pfs_entry(table, idx, &e);
 
-			if (!read || !(e & (PFS_PRESENT | PFS_PROTNONE))) {
+			if (!read || !(e & (L.pte_present | L.pte_protnone))) {
 				if (read && last && e)
-					w->not_present[e >> PFS_SWP_TYPE_SHIFT]++;
+					w->not_present[e >> L.swp_type_shift]++;
 				va = (va & ~(size - 1)) + size;
 				break;
 			}
-			if (last || (level >= L.levels - 3 && (e & PFS_PSE))) {
+			if (last || (level >= L.levels - 3 && (e & L.pte_pse))) {
 				ulong next = (va & ~(size - 1)) + size;
 				/* a PROT_NONE entry keeps its PFN inverted (L1TF) */
-				ulong pfnbits = e & PFS_PRESENT ? e : ~e;
-				ulong pa = (pfnbits & PFS_ADDR_MASK & ~(size - 1)) + (va & (size - 1));
+				ulong pfnbits = e & L.pte_present ? e : ~e;
+				ulong pa = (pfnbits & L.pte_addr_mask & ~(size - 1)) + (va & (size - 1));
 
 				if (next > end)
 					next = end;
-				pfs_run_add(w, va, pa >> PFS_PAGE_SHIFT, next - va,
-					    L.levels - 1 - level, last && (e & PFS_SPECIAL));
+				pfs_run_add(w, va, pa >> L.page_shift, next - va,
+					    L.levels - 1 - level, last && (e & L.pte_special));
 				va = next;
 				break;
 			}
-			table = e & PFS_ADDR_MASK;
+			table = e & L.pte_addr_mask;
 		}
 	}
 	pfs_run_flush(w);
@@ -979,11 +1178,11 @@ static void pfs_walk_range(struct pfs_walk *w, ulong pgd, ulong start, ulong end
 /* The not-present counts by kind ("swap" for the swap files' types). */
 static void pfs_not_present(struct pfs_walk *w)
 {
-	const char *kinds[33];
-	long counts[33];
+	const char *kinds[1 << PFS_MAX_SWP_TYPE_BITS];
+	long counts[1 << PFS_MAX_SWP_TYPE_BITS];
 	int t, k, n = 0;
 
-	for (t = 0; t < 32; t++) {
+	for (t = 0; t < L.nr_swp_types; t++) {
 		const char *kind = L.swap_kind[t] ? L.swap_kind[t] : "swap";
 
 		if (!w->not_present[t])
@@ -1017,11 +1216,13 @@ static void cmd_pfpte(void)
 
 	if (pfs_options(&json) != argcnt - 3)
 		cmd_usage(pc->curcmd, SYNOPSIS);
-	pfs_need(NEED_TASK);
+	pfs_need(NEED_TASK | NEED_PTE);
 	start = htol(args[optind + 1], RETURN_ON_ERROR | QUIET, &err);
 	if (!err)
 		end = htol(args[optind + 2], RETURN_ON_ERROR | QUIET, &err);
-	if (err || start >= end || end > (1UL << (L.levels == 5 ? 56 : 47)))
+	/* user space: the lower half of what the top level maps (2^47, 2^56) */
+	if (err || start >= end ||
+	    end > 1UL << (L.page_shift + L.level_bits * L.levels - 1))
 		error(FATAL, "bad range %s %s (hex user addresses, start < end)\n",
 		      args[optind + 1], args[optind + 2]);
 	pfs_lookup(args[optind], &t);
@@ -1063,7 +1264,9 @@ char *help_pfvma[] = {
 	"  whose range disagrees with its VMA's vm_start/vm_end is flagged \"!!\".",
 	"  As /proc/PID/maps, the list ends with x86's [vsyscall] gate VMA, which",
 	"  is not in the tree (and not in the header's count). Node geometry comes",
-	"  from the kernel's mt_slots[]/mt_pivots[] and enum maple_type.",
+	"  from the kernel's mt_slots[]/mt_pivots[] and enum maple_type; the node",
+	"  pointer encoding and the rwsem bits are #defines, read from",
+	"  pfscale-layout next to vmlinux (or $PFSCALE_LAYOUT), as for pfpte.",
 	"    -j  one JSON object with the keys of gdb's pf-mm --json: pid, tgid,",
 	"        comm, mm, pgd, mm_users, mm_count, map_count, pgtables_bytes,",
 	"        vm_flags_source, mmap_lock {count, state, flags, owner,",
@@ -1081,16 +1284,6 @@ char *help_pfvma[] = {
 	"  ffffffffff600000-ffffffffff601000  --xp   00000000  gate     ffffffff8191b000  [vsyscall]",
 	NULL
 };
-
-/* lib/maple_tree.c's encoding of a node pointer ("enode"): #defines, not in the debug info. */
-#define PFS_MAPLE_NODE_MASK	255UL	/* low bits of an enode: type and flags */
-#define PFS_MAPLE_TYPE_SHIFT	3
-#define PFS_MAPLE_TYPE_MASK	0x0f
-#define PFS_MAPLE_ROOT_NODE	0x02UL	/* set in ma_root when it points to a node */
-#define PFS_MAPLE_RESERVED	4096	/* internal entries below this are not pointers */
-#define PFS_MAPLE_HEIGHT_MAX	31
-#define PFS_MT_HEIGHT_OFFSET	2	/* MT_FLAGS_HEIGHT_OFFSET */
-#define PFS_MT_HEIGHT_MASK	0x7c	/* MT_FLAGS_HEIGHT_MASK */
 
 /* A maple walk over one mm's VMAs: its state, instead of file-scope globals. */
 struct pfs_vma_walk {
@@ -1189,7 +1382,8 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
 
 	if (!vma)
 		return;		/* a gap */
-	if (vma < PFS_MAPLE_RESERVED && (vma & 3) == 2) {
+	/* xa_is_internal() (low bits 2) below MAPLE_RESERVED_RANGE: not a pointer */
+	if (vma < L.maple_reserved && (vma & 3) == 2) {
 		if (w->print)
 			error(INFO, "%lx-%lx: reserved maple entry %lx (XA_ZERO_ENTRY: mm being duplicated?)\n",
 			      first, last + 1, vma);
@@ -1215,7 +1409,7 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
 	perms[3] = flags & L.vm_mayshare ? 's' : 'p';
 	perms[4] = 0;
 	/* /proc's offset: bytes for a file VMA, 0 for the others */
-	pgoff = file ? pgoff << PFS_PAGE_SHIFT : 0;
+	pgoff = file ? pgoff << L.page_shift : 0;
 	/* The tree's range is the VMA's, and VMAs come in address order. */
 	odd = start != first || end != last + 1 || start < w->last_end;
 	w->bad += odd;
@@ -1248,13 +1442,15 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
 static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong max, int depth)
 {
 	unsigned char buf[1024];
-	ulong node = enode & ~PFS_MAPLE_NODE_MASK, first = min, *pivot, *slot;
-	long type = (enode >> PFS_MAPLE_TYPE_SHIFT) & PFS_MAPLE_TYPE_MASK;
+	/* an encoded node pointer: the type in its low MAPLE_NODE_MASK bits */
+	ulong node = enode & ~L.maple_node_mask, first = min, *pivot, *slot;
+	long type = (long)((enode >> L.maple_type_shift) & L.maple_type_mask);
 	int nslots, npivots, i;
 
-	if (depth > PFS_MAPLE_HEIGHT_MAX) {
+	if (depth > (int)L.maple_height_max) {
 		if (w->print)
-			error(INFO, "maple tree deeper than %d at node %lx\n", PFS_MAPLE_HEIGHT_MAX, node);
+			error(INFO, "maple tree deeper than %lu at node %lx\n", L.maple_height_max,
+			      node);
 		w->bad++;
 		return;
 	}
@@ -1266,7 +1462,12 @@ static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong
 		return;
 	}
 	w->nodes++;
-	if (type == L.maple_leaf_64 || type == L.maple_range_64) {
+	if (type >= (long)sizeof(L.mt_slots)) {
+		if (w->print)
+			error(INFO, "maple node %lx has type %ld: not a maple_type\n", node, type);
+		w->bad++;
+		return;
+	} else if (type == L.maple_leaf_64 || type == L.maple_range_64) {
 		pivot = (ulong *)(buf + L.r64_pivot);
 		slot = (ulong *)(buf + L.r64_slot);
 	} else if (type == L.maple_arange_64) {
@@ -1306,14 +1507,6 @@ static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong
 	}
 }
 
-/* kernel/locking/rwsem.c's count and owner bits (#defines, not in the debug info) */
-#define PFS_RWSEM_WRITER_LOCKED	(1UL << 0)
-#define PFS_RWSEM_FLAG_WAITERS	(1UL << 1)
-#define PFS_RWSEM_FLAG_HANDOFF	(1UL << 2)
-#define PFS_RWSEM_READER_SHIFT	8
-#define PFS_RWSEM_READER_OWNED	(1UL << 0)
-#define PFS_RWSEM_OWNER_FLAGS	3UL
-
 /* The mmap_lock decoded as gdb's pf-mm does (its "mmap_lock" keys). */
 static void pfs_mmap_lock_json(ulong mm)
 {
@@ -1329,14 +1522,15 @@ static void pfs_mmap_lock_json(ulong mm)
 		"mmap_lock count", FAULT_ON_ERROR);
 	readmem(mm + L.mm_mmap_lock + L.rwsem_owner, KVADDR, &owner, sizeof(owner),
 		"mmap_lock owner", FAULT_ON_ERROR);
-	readers = (count >> PFS_RWSEM_READER_SHIFT) & ((1UL << 55) - 1);
-	if (count & PFS_RWSEM_WRITER_LOCKED)
+	/* kernel/locking/rwsem.c's count: readers from RWSEM_READER_SHIFT up to bit 62 */
+	readers = (count >> L.rwsem_reader_shift) & ((1UL << (63 - L.rwsem_reader_shift)) - 1);
+	if (count & L.rwsem_writer_locked)
 		snprintf(state, sizeof(state), "write-locked");
 	else if (readers)
 		snprintf(state, sizeof(state), "read-locked by %lu", readers);
 	else
 		snprintf(state, sizeof(state), "unlocked");
-	otask = owner & ~PFS_RWSEM_OWNER_FLAGS;
+	otask = owner & ~L.rwsem_owner_flags;
 	if (otask) {
 		memset(&t, 0, sizeof(t));
 		if (readmem(otask + L.task_pid, KVADDR, &t.pid, sizeof(int), "owner pid",
@@ -1344,16 +1538,16 @@ static void pfs_mmap_lock_json(ulong mm)
 		    readmem(otask + L.task_comm, KVADDR, t.comm, TASK_COMM_LEN, "owner comm",
 			    RETURN_ON_ERROR | QUIET))
 			snprintf(who, sizeof(who), "%s%d (%s)",
-				 owner & PFS_RWSEM_READER_OWNED ? "last reader " : "", t.pid, t.comm);
+				 owner & L.rwsem_reader_owned ? "last reader " : "", t.pid, t.comm);
 		else
 			snprintf(who, sizeof(who), "%s?",
-				 owner & PFS_RWSEM_READER_OWNED ? "last reader " : "");
+				 owner & L.rwsem_reader_owned ? "last reader " : "");
 	}
 	fprintf(fp, "{\"count\": \"0x%lx\", \"state\": \"%s\", \"flags\": [%s%s%s], "
 		"\"owner\": \"0x%lx\", \"owner_task\": ", count, state,
-		count & PFS_RWSEM_FLAG_WAITERS ? "\"waiters\"" : "",
-		(count & PFS_RWSEM_FLAG_WAITERS) && (count & PFS_RWSEM_FLAG_HANDOFF) ? ", " : "",
-		count & PFS_RWSEM_FLAG_HANDOFF ? "\"handoff\"" : "", owner);
+		count & L.rwsem_waiters ? "\"waiters\"" : "",
+		(count & L.rwsem_waiters) && (count & L.rwsem_handoff) ? ", " : "",
+		count & L.rwsem_handoff ? "\"handoff\"" : "", owner);
 	pfs_json_str(who);
 	fprintf(fp, "}");
 }
@@ -1429,7 +1623,7 @@ static void cmd_pfvma(void)
 				"\"vm_flags_source\": \"%s\", \"maple_height\": %u, "
 				"\"maple_nodes\": %ld, \"inconsistencies\": %ld, \"mmap_lock\": ",
 				t.mm, pgd, (int)mm_users, (int)mm_count, map_count, (long)pgtables,
-				L.vm_flags_source, (flags & PFS_MT_HEIGHT_MASK) >> PFS_MT_HEIGHT_OFFSET,
+				L.vm_flags_source, (uint)((flags & L.mt_height_mask) >> L.mt_height_offset),
 				w.nodes, w.bad);
 			pfs_mmap_lock_json(t.mm);
 			fprintf(fp, ", \"page_table_lock\": ");
@@ -1455,7 +1649,7 @@ static void cmd_pfvma(void)
 		} else if (w.print) {
 			fprintf(fp, "pid %d (%s) mm %lx: %ld vmas, maple tree height %u, %ld nodes",
 				t.pid, t.comm, t.mm, w.vmas,
-				(flags & PFS_MT_HEIGHT_MASK) >> PFS_MT_HEIGHT_OFFSET, w.nodes);
+				(uint)((flags & L.mt_height_mask) >> L.mt_height_offset), w.nodes);
 			if (w.bad)
 				fprintf(fp, ", %ld inconsistencies (marked !!)", w.bad);
 			fprintf(fp, "\n%-25s  %-5s  %-8s  %-7s  %-16s  %s\n",
@@ -1463,8 +1657,9 @@ static void cmd_pfvma(void)
 			w.nodes = w.vmas = w.bad = 0;
 			w.last_end = 0;
 		}
-		if (root > PFS_MAPLE_RESERVED && (root & 3) == PFS_MAPLE_ROOT_NODE)
-			pfs_maple_node(&w, root & ~PFS_MAPLE_ROOT_NODE, 0, ~0UL, 1);
+		/* xa_is_node(): an internal entry above MAPLE_RESERVED_RANGE */
+		if (root > L.maple_reserved && (root & 3) == L.maple_root_node)
+			pfs_maple_node(&w, root & ~L.maple_root_node, 0, ~0UL, 1);
 		else if (root)		/* a single entry at index 0, no node */
 			pfs_vma_entry(&w, root, 0, 0);
 	}

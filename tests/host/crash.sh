@@ -29,7 +29,7 @@ if ! command -v crash >/dev/null || [ ! -f /usr/include/crash/defs.h ]; then
 	exit 0
 fi
 # The checks below, in order (an early exit after a failure reports fewer).
-echo "1..23"
+echo "1..24"
 if make -s -C "$top" build/pfscale.so >"$out/crash-gcc.log" 2>&1 && cp "$top/build/pfscale.so" "$so"; then
 	ok "extension crash/pfscale.c builds"
 else
@@ -256,6 +256,21 @@ else
 	else
 		notok "pfcounters on the -z vmcore equals the guest's counters: $(diff <(echo "$g_cnt") <(echo "$z_cnt") | grep '^[<>]' | head -4 | tr '\n' ' ')"
 	fi
+fi
+
+# Without pfscale-layout, pfpte (which decodes PTEs with its values) says
+# in one line where the file should be and how to make it; pfcounters,
+# which does not need it, still works.
+printf 'extend %s\npfpte %s 0x400000 0x401000\npfcounters\nquit\n' "$so" "$ready" > "$cmds.nolayout"
+PFSCALE_LAYOUT=$out/no-such-pfscale-layout timeout 300 crash -s "$art/vmlinux" "$core" \
+	-i "$cmds.nolayout" > "$crashout.nolayout" 2>&1 </dev/null
+nl_cnt=$(sed -n '/pfscale.so: shared object loaded/,$p' "$crashout.nolayout" |
+	grep -E '^[a-z_0-9]+ [0-9]+$' | sort)
+if [ "$(grep -c "^pfpte: cannot read $out/no-such-pfscale-layout (No such file or directory): make it with scripts/layout.sh KERNEL_BUILD_DIR" "$crashout.nolayout")" = 1 ] &&
+	[ -n "$nl_cnt" ] && [ "$nl_cnt" = "$g_cnt" ]; then
+	ok "without pfscale-layout: pfpte says so in one line, pfcounters still works"
+else
+	notok "without pfscale-layout: pfpte says so in one line, pfcounters still works (see $crashout.nolayout)"
 fi
 
 # The paging dump (-p): gdb with the kernel's and pfscale's scripts.
