@@ -44,10 +44,11 @@ LAYOUT_REQUIRED = (
     tuple(n for n, _ in FLAG_BITS) +
     tuple(n for n, _ in SWP_FLAG_MASKS if n not in LAYOUT_OPTIONAL))
 
-# name, shift of the address bits that index it
-LEVELS4 = (("pgd", 39), ("pud", 30), ("pmd", 21), ("pte", 12))
-LEVELS5 = (("pgd", 48), ("p4d", 39), ("pud", 30), ("pmd", 21), ("pte", 12))
-SIZES = {30: "1G", 21: "2M", 12: "4K"}
+# The table levels, top down; each indexes PTRS_PER_PTE entries, the last
+# from PAGE_SHIFT up (Paging derives their shifts)
+LEVELS4 = ("pgd", "pud", "pmd", "pte")
+LEVELS5 = ("pgd", "p4d", "pud", "pmd", "pte")
+SIZES = {30: "1G", 21: "2M", 12: "4K"}      # the page sizes x86-64 maps
 
 
 class DecodeError(Exception):
@@ -154,8 +155,14 @@ class Paging(object):
         self.levels = levels
         self.layout = lay
         self.source = source
-        self.table = LEVELS5 if levels == 5 else LEVELS4
-        self.user_top = 1 << (56 if levels == 5 else 47)
+        names = LEVELS5 if levels == 5 else LEVELS4
+        bits = lay.ptrs.bit_length() - 1
+        # (name, shift of the address bits that index it): pte from
+        # PAGE_SHIFT, each level up PTRS_PER_PTE times more
+        self.table = tuple((n, lay.page_shift + bits * (levels - 1 - i))
+                           for i, n in enumerate(names))
+        # user space: the lower half of what the top level maps
+        self.user_top = 1 << (self.table[0][1] + bits - 1)
         # SWP_PFN_BITS = MAX_PHYSMEM_BITS - PAGE_SHIFT; MAX_PHYSMEM_BITS
         # depends on the paging mode at run time
         self.swp_pfn_bits = (52 if levels == 5 else 46) - lay.page_shift
@@ -167,9 +174,11 @@ def is_present(entry, lay):
 
 
 def is_leaf(entry, shift, lay):
-    """A present entry that maps a page: a pte, or a huge pud/pmd."""
-    return shift == lay.page_shift or (shift in (30, 21) and
-                                       bool(entry & lay.pse))
+    """A present entry that maps a page: a pte, or a huge pud/pmd (the two
+    levels above the pte)."""
+    bits = lay.ptrs.bit_length() - 1
+    return shift == lay.page_shift or (
+        shift <= lay.page_shift + 2 * bits and bool(entry & lay.pse))
 
 
 def entry_phys(entry, shift, lay):
