@@ -88,9 +88,11 @@ class Layout(object):
             raise DecodeError("{} lacks {}".format(source,
                                                    ", ".join(missing)))
         v = self.values = dict(values)
-        self.source = source
         self.page_shift = v["PAGE_SHIFT"]
         self.ptrs = v["PTRS_PER_PTE"]
+        # every x86-64 table level indexes PTRS_PER_PTE entries: each
+        # level up maps level_bits more address bits
+        self.level_bits = bit_of(self.ptrs)
         self.phys_mask = (((1 << v["__PHYSICAL_MASK_SHIFT"]) - 1) &
                           ~((1 << self.page_shift) - 1))
         self.present = 1 << v["_PAGE_BIT_PRESENT"]
@@ -156,7 +158,7 @@ class Paging(object):
         self.layout = lay
         self.source = source
         names = LEVELS5 if levels == 5 else LEVELS4
-        bits = lay.ptrs.bit_length() - 1
+        bits = lay.level_bits
         # (name, shift of the address bits that index it): pte from
         # PAGE_SHIFT, each level up PTRS_PER_PTE times more
         self.table = tuple((n, lay.page_shift + bits * (levels - 1 - i))
@@ -176,9 +178,8 @@ def is_present(entry, lay):
 def is_leaf(entry, shift, lay):
     """A present entry that maps a page: a pte, or a huge pud/pmd (the two
     levels above the pte)."""
-    bits = lay.ptrs.bit_length() - 1
     return shift == lay.page_shift or (
-        shift <= lay.page_shift + 2 * bits and bool(entry & lay.pse))
+        shift <= lay.page_shift + 2 * lay.level_bits and bool(entry & lay.pse))
 
 
 def entry_phys(entry, shift, lay):
