@@ -63,6 +63,7 @@ static pthread_barrier_t start_bar, end_bar;
 static char *volatile shared_region;
 static int intervals;		/* pfcost intervals ended so far */
 static int unpinned;		/* -U: workers not pinned to CPUs */
+static long cpus;		/* online CPUs: worker i runs on CPU i % cpus */
 
 /* A line each: the workers' fault counters must not bounce between CPUs. */
 struct worker {
@@ -173,7 +174,7 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 		w[i] = (struct worker){ .b = b, .id = i, .nthreads = n };
 		pthread_attr_init(&attr);
 		CPU_ZERO(&cpu);
-		CPU_SET(i % sysconf(_SC_NPROCESSORS_ONLN), &cpu);
+		CPU_SET(i % cpus, &cpu);
 		if (!unpinned && pthread_attr_setaffinity_np(&attr, sizeof(cpu), &cpu))
 			die("pthread_attr_setaffinity_np");
 		if (pthread_create(&w[i].tid, &attr, b == SAME ? same_region : own_region, &w[i]))
@@ -231,8 +232,9 @@ int main(int argc, char **argv)
 	int threads[16], nthreads = 0, reps = 3, want[NR_BENCH] = { 1, 1, 1, 1 };
 	int have_atomic, have_counters, rep, t, a, c, o;
 	double secs = 1, elapsed;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	enum bench b;
+
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	while ((o = getopt(argc, argv, "s:p:r:t:b:U")) != -1) {
 		switch (o) {
