@@ -5,7 +5,9 @@
  * first pfcost_mark() starts counting on every vCPU and the next one stops
  * it and writes one report record; pfcost_phase() ends the running interval
  * and starts the next at once. Records are numbered from 1 in the order the
- * intervals end, over the whole boot.
+ * intervals end, over the whole boot. Inside an interval,
+ * pfcost_window_open() and pfcost_window_close() bound a window; the record
+ * also gives the sums over its closed windows.
  */
 #ifndef PFSCALE_PFCOST_H
 #define PFSCALE_PFCOST_H
@@ -20,6 +22,18 @@ static inline void pfcost_mark(void)
 static inline void pfcost_phase(void)
 {
 	__asm__ __volatile__("xchg %%dx,%%dx" ::: "memory");
+}
+
+/* xchg %cx,%cx (66 87 c9) */
+static inline void pfcost_window_open(void)
+{
+	__asm__ __volatile__("xchg %%cx,%%cx" ::: "memory");
+}
+
+/* xchg %si,%si (66 87 f6) */
+static inline void pfcost_window_close(void)
+{
+	__asm__ __volatile__("xchg %%si,%%si" ::: "memory");
 }
 
 #endif

@@ -20,7 +20,11 @@
  * Markers (docs/bench.md "Cost model"): `xchg %bx,%bx` (66 87 db) starts an
  * interval, the next one ends it; `xchg %dx,%dx` (66 87 d2) ends the running
  * interval and starts the next at once (phases). Counting covers all vCPUs,
- * whichever vCPU executed the marker.
+ * whichever vCPU executed the marker. Inside an interval, `xchg %cx,%cx`
+ * (66 87 c9) opens a window and `xchg %si,%si` (66 87 f6) closes it: the
+ * record's "window" sums faults, instructions and transfers per vCPU over
+ * the closed windows (pfbench: from when its last worker starts to when
+ * the first one is done, the stretch in which all of them run).
  *
  * Coherence model: every vCPU has a private cache of 64-byte lines of guest
  * physical memory, MSI-like. A line is held by a set of vCPUs, and is dirty
@@ -132,6 +136,10 @@ struct hot_line {
 	uint32_t code, count;
 };
 
+/* What a window counts, per vCPU (win_now()). */
+enum { WIN_FAULTS, WIN_INSNS, WIN_SPIN, WIN_XFER, NR_WIN };
+static const char *const win_name[NR_WIN] = { "page_faults", "insns", "spin", "transfers" };
+
 /*
  * Per vCPU, written only by that vCPU's thread while an interval runs and
  * read by the marker's thread after counting stopped.
@@ -147,6 +155,8 @@ struct vcpu {
 	uint64_t xfer_load, xfer_store, xfer_store_dirty;
 	uint64_t class_xfer[NR_CLASSES];
 	uint64_t hot_overflow;
+	/* the window: counts at its opening, and sums over the closed ones */
+	uint64_t win_base[NR_WIN], win_sum[NR_WIN];
 	/* a load waiting to see whether its instruction also stores the line */
 	const struct insn_info *pend_insn;
 	uint64_t pend_line, pend_vaddr;
@@ -161,6 +171,10 @@ static uint64_t *stamps;
 #define STAMP_MASK ((1ULL << STAMP_SHIFT) - 1)
 static uint64_t cache_lines = (2048 << 10) >> LINE_SHIFT;	/* cache=KB, 0: infinite */
 static int active;
+static int window_open;			/* under marker_lock */
+static unsigned long windows;		/* windows closed in this interval */
+static double window_secs;
+static double window_start;
 static unsigned long seq;
 static double t_start;
 static pthread_mutex_t marker_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -313,6 +327,8 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 
 #define MARK_TOGGLE ((void *)1)
 #define MARK_PHASE ((void *)2)
+#define MARK_WINDOW_OPEN ((void *)3)
+#define MARK_WINDOW_CLOSE ((void *)4)
 
 static int has_gs_prefix(const unsigned char *b, size_t n)
 {
@@ -353,9 +369,13 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		size_t len = qemu_plugin_insn_size(insn);
 		struct insn_info *ii;
 
-		if (len == 3 && b[0] == 0x66 && b[1] == 0x87 && (b[2] == 0xdb || b[2] == 0xd2)) {
+		if (len == 3 && b[0] == 0x66 && b[1] == 0x87 &&
+		    (b[2] == 0xdb || b[2] == 0xd2 || b[2] == 0xc9 || b[2] == 0xf6)) {
+			void *kind = b[2] == 0xdb ? MARK_TOGGLE : b[2] == 0xd2 ? MARK_PHASE :
+				     b[2] == 0xc9 ? MARK_WINDOW_OPEN : MARK_WINDOW_CLOSE;
+
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker, QEMU_PLUGIN_CB_NO_REGS,
-							       b[2] == 0xdb ? MARK_TOGGLE : MARK_PHASE);
+							       kind);
 			continue;
 		}
 		/* pause: a spin-wait loop (cpu_relax) */
@@ -578,6 +598,9 @@ static void start_interval(void)
 	madvise(lines, NR_LINES * sizeof(*lines), MADV_DONTNEED);
 	madvise(stamps, NR_LINES * sizeof(*stamps), MADV_DONTNEED);
 	seq++;
+	window_open = 0;
+	windows = 0;
+	window_secs = 0;
 	t_start = now();
 	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
 }
@@ -751,6 +774,70 @@ static void print_interval(uint64_t xfer, double secs)
 	qemu_plugin_outs(msg);
 }
 
+/*
+ * A vCPU's counts now, read from the marker's thread while that vCPU runs:
+ * each is one aligned word its own thread adds to, so at worst a few
+ * instructions late.
+ */
+static void win_now(const struct vcpu *v, uint64_t *c)
+{
+	c[WIN_FAULTS] = __atomic_load_n(&v->faults, __ATOMIC_RELAXED);
+	c[WIN_INSNS] = __atomic_load_n(&v->insns_user, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&v->insns_kernel, __ATOMIC_RELAXED);
+	c[WIN_SPIN] = __atomic_load_n(&v->spin_user, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&v->spin_kernel, __ATOMIC_RELAXED);
+	c[WIN_XFER] = __atomic_load_n(&v->xfer_load, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&v->xfer_store, __ATOMIC_RELAXED);
+}
+
+/* A second opening restarts the window; a close without an opening is ignored. */
+static void window_mark(int open)
+{
+	uint64_t c[NR_WIN];
+	int i, k;
+
+	if (!open && !window_open)
+		return;
+	for (i = 0; i < nr_vcpus; i++) {
+		struct vcpu *v = &vcpus[i];
+
+		win_now(v, c);
+		for (k = 0; k < NR_WIN; k++) {
+			if (open)
+				v->win_base[k] = c[k];
+			else
+				v->win_sum[k] += c[k] - v->win_base[k];
+		}
+	}
+	if (open) {
+		window_start = now();
+	} else {
+		window_secs += now() - window_start;
+		windows++;
+	}
+	window_open = open;
+}
+
+/* The closed windows' sums, overall and per vCPU; a window left open is dropped. */
+static void put_window(void)
+{
+	int i, k;
+
+	fprintf(out, ",\"window\":{\"windows\":%lu,\"host_secs\":%.6f", windows, window_secs);
+	for (k = 0; k < NR_WIN; k++)
+		fprintf(out, ",\"%s\":%" PRIu64, win_name[k],
+			sum_at(offsetof(struct vcpu, win_sum) + k * sizeof(uint64_t)));
+	fputs(",\"per_vcpu\":[", out);
+	for (i = 0; i < nr_vcpus; i++) {
+		fputs(i ? ",{" : "{", out);
+		for (k = 0; k < NR_WIN; k++)
+			fprintf(out, "%s\"%s\":%" PRIu64, k ? "," : "", win_name[k],
+				vcpus[i].win_sum[k]);
+		fputc('}', out);
+	}
+	fputs("]}", out);
+}
+
 static void stop_interval(void)
 {
 	double secs;
@@ -761,10 +848,12 @@ static void stop_interval(void)
 	secs = now() - t_start;
 	/* a load still waiting on the marker's vCPU is dropped; so are the others' */
 	xfer = SUM(xfer_load) + SUM(xfer_store);
-	fprintf(out, "{\"seq\":%lu,\"vcpus\":%d,\"host_secs\":%.6f,\"page_faults\":%" PRIu64 ","
+	/* host_start: CLOCK_MONOTONIC seconds, to line runs up with host-side samples */
+	fprintf(out, "{\"seq\":%lu,\"vcpus\":%d,\"host_start\":%.6f,\"host_secs\":%.6f,"
+		"\"page_faults\":%" PRIu64 ","
 		"\"insns\":{\"user\":%" PRIu64 ",\"kernel\":%" PRIu64 ",\"spin_user\":%"
 		PRIu64 ",\"spin_kernel\":%" PRIu64 "},",
-		seq, nr_vcpus, secs, SUM(faults), SUM(insns_user), SUM(insns_kernel), SUM(spin_user),
+		seq, nr_vcpus, t_start, secs, SUM(faults), SUM(insns_user), SUM(insns_kernel), SUM(spin_user),
 		SUM(spin_kernel));
 	fprintf(out, "\"accesses\":{\"loads\":%" PRIu64 ",\"stores\":%" PRIu64 ",\"rmw\":%"
 		PRIu64 ",\"atomic\":%" PRIu64 ",\"io\":%" PRIu64 ",\"out_of_range\":%" PRIu64
@@ -786,6 +875,7 @@ static void stop_interval(void)
 			v->insns_kernel, v->xfer_load + v->xfer_store);
 	}
 	fputc(']', out);
+	put_window();
 	put_top("top_insns", offsetof(struct vcpu, code_insns), 0);
 	put_top("top_transfers", offsetof(struct vcpu, code_xfer), 0);
 	put_top("top_data", offsetof(struct vcpu, data_xfer), 1);
@@ -800,7 +890,10 @@ static void marker(unsigned int vcpu, void *kind)
 {
 	(void)vcpu;
 	pthread_mutex_lock(&marker_lock);
-	if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) {
+	if (kind == MARK_WINDOW_OPEN || kind == MARK_WINDOW_CLOSE) {
+		if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+			window_mark(kind == MARK_WINDOW_OPEN);
+	} else if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) {
 		stop_interval();
 		if (kind == MARK_PHASE)
 			start_interval();

@@ -10,6 +10,10 @@
  *             instructions, no pause loop
  *   phase     the same loop again, in an interval that pfcost_phase()
  *             started as it ended the last one
+ *   window    one thread faults P fresh pages inside a pfcost window, P
+ *             outside it, and P in a window left open at the interval's
+ *             end; a close with no open window comes first and after the
+ *             window: the record's window has 1 window and P faults
  *   pingpong  the threads take turns on one line N times (wait until the
  *             counter's parity is mine, then store counter+1): each turn
  *             is a load of the other's write and a store to a line it
@@ -32,12 +36,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pfcost.h"
 
 #define N_TURNS 10000
 #define K_LOOP 1000000UL
+#define P_PAGES 64
 
 struct line {
 	volatile long v;
@@ -142,6 +148,38 @@ static void run_phase(const char *name, struct line *l1, struct line *l2, struct
 	fflush(stdout);
 }
 
+static void touch(char *p)
+{
+	int i;
+
+	for (i = 0; i < P_PAGES; i++)
+		p[i * 4096L] = 1;
+}
+
+static void run_window(void)
+{
+	char *r = mmap(NULL, 3 * P_PAGES * 4096L, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r == MAP_FAILED) {
+		perror("h_pfcost_model: mmap");
+		exit(1);
+	}
+	pfcost_mark();
+	pfcost_window_close();		/* none open: ignored */
+	pfcost_window_open();
+	touch(r);
+	pfcost_window_close();
+	pfcost_window_close();		/* already closed: ignored */
+	touch(r + P_PAGES * 4096L);
+	pfcost_window_open();		/* left open: dropped */
+	touch(r + 2 * P_PAGES * 4096L);
+	pfcost_mark();
+	printf("PFCOST_MODEL phase=window seq=%d n=%d k=0 line=0x0\n", ++seq, P_PAGES);
+	fflush(stdout);
+	munmap(r, 3 * P_PAGES * 4096L);
+}
+
 int main(void)
 {
 	unsigned long k = K_LOOP;
@@ -160,6 +198,7 @@ int main(void)
 	printf("PFCOST_MODEL phase=insns seq=%d n=0 k=%lu line=0x0\n", ++seq, K_LOOP);
 	printf("PFCOST_MODEL phase=phase seq=%d n=0 k=%lu line=0x0\n", ++seq, K_LOOP);
 	fflush(stdout);
+	run_window();
 	run_phase("pingpong", &turn, NULL, NULL);
 	run_phase("atomic", &turn, NULL, NULL);
 	run_phase("rmw", &turn, &counter_atomic, &counter_plain);

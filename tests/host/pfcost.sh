@@ -4,7 +4,9 @@
 # with the plugin (qemu/boot.sh -P), run the patterns between markers, and
 # check every record: instructions of a known loop, 2N transfers for N
 # turns of ping-pong on one line (plain stores and atomics), N for an RMW
-# instruction on a line the other vCPU wrote, about 0 for private lines.
+# instruction on a line the other vCPU wrote, about 0 for private lines;
+# a window (pfbench's all-workers-running stretch) counts what happened
+# inside it only.
 # Transfer counts do not depend on timing: each turn waits for the other.
 # The model orders accesses by the plugin's callbacks, which QEMU runs just
 # after each access: a write that follows the other vCPU's store within
@@ -20,7 +22,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/host/lib.sh"
 host_test_env
 log=$out/pfcost-console.log report=$out/pfcost-model.jsonl
-echo "1..7"
+echo "1..8"
 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 2 -m 512 -r pfcostmodel \
 	-P "$report" -l "$log" -t 400 >"$out/pfcost-boot.out" 2>&1
 echo "# boot exit $? (log $log, report $report)"
@@ -30,13 +32,14 @@ import json, sys
 
 report, lines = sys.argv[1], sys.argv[2]
 checks = [
-    'pfcost: one plugin record per marked phase of h_pfcost_model (6: one begun by pfcost_phase())',
+    'pfcost: one plugin record per marked phase of h_pfcost_model (7: one begun by pfcost_phase())',
     'pfcost: instructions: a dec/jnz loop of K iterations is 2K user instructions (+0.1%), none of them spin, in both intervals around pfcost_phase()',
     'pfcost: ping-pong of one line for N turns (plain stores): 2N transfers on that line (+-10%)',
     'pfcost: ping-pong with lock xadd: 2N transfers (an atomic RMW is one store)',
     'pfcost: RMW instructions (lock incq, addq $1,(mem)) on a line the other vCPU wrote: N transfers each, flag line 2N',
     'pfcost: threads storing to private lines N times: user-memory transfers under 1% of N',
     'pfcost: every transfer has a data class, the pause loops count as spin, the kernel ran',
+    'pfcost: a window counts only inside it: P faults of 3P, 1 window (stray closes ignored, one left open dropped), all on the faulting vCPU',
 ]
 try:
     recs = [json.loads(l) for l in open(report)]
@@ -47,7 +50,7 @@ for l in open(lines):
     f = dict(kv.split('=', 1) for kv in l.split()[1:] if '=' in kv)
     if 'phase' in f:
         phases[f['phase']] = f
-if len(recs) != 6 or len(phases) != 6:
+if len(recs) != 7 or len(phases) != 7:
     err = 'report has %d records, guest printed %d phases' % (len(recs), len(phases))
     for c in checks:
         print('not ok - %s (%s)' % (c, err))
@@ -97,4 +100,13 @@ kern = min(r['insns']['kernel'] for r in recs)
 result(not bad and spin > 0 and kern > 0, checks[6],
        'records with unclassified transfers: %s; ping-pong spin %d; kernel >= %d'
        % (bad or 'none', spin, kern))
+wr = rec['window']
+win = wr.get('window', {})
+p = int(phases['window']['n'])
+pv = win.get('per_vcpu', [])
+result(win.get('windows') == 1 and p <= win.get('page_faults', -1) <= p + 2
+       and wr['page_faults'] >= 3 * p and pv and pv[0]['page_faults'] == win['page_faults'],
+       checks[7], 'P=%d: interval %d faults; window: %s windows, %s faults (per vCPU %s)'
+       % (p, wr['page_faults'], win.get('windows'), win.get('page_faults'),
+          [v['page_faults'] for v in pv]))
 PY
