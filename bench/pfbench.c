@@ -5,7 +5,7 @@
  * (atomic fault path off/on x pfscale counters off/on, switched through
  * debugfs in this same boot) it runs for SECS seconds and prints
  *
- *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds> <interval>
+ *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds> <interval> <balance>
  *
  * Each run executes the pfcost markers (bench/pfcost.h) around it, from
  * before the workers start to after they are joined: <interval> is the
@@ -17,7 +17,11 @@
  * page_fault3   each thread: the same on a shared mapping of its tmpfs file
  * same_region   all threads write interleaved pages of one 128 MiB anonymous
  *               region, so every 2 MiB region (one PTE table, one split PTE
- *               lock) is faulted by all threads at once; then munmap, repeat
+ *               lock) is faulted by all threads at once; then munmap, repeat.
+ *               They meet at a barrier before each 2 MiB: left alone, they
+ *               drifted apart, into different tables, for part of some runs
+ *               (the PTE lock then stays put: 2.4 transfers per fault on
+ *               the stock path instead of 3.4)
  *
  * Worker i runs pinned to CPU i modulo the online CPUs, as will-it-scale
  * binds its tasks: left to the scheduler, two workers sometimes shared one
@@ -25,13 +29,21 @@
  * between CPUs (the pfcost plugin's transfers per fault fell from 2.4 to
  * 1.0 in such runs). -U leaves them unpinned.
  *
+ * <balance> is how far the slowest worker had got when the first one was
+ * done (its faults over the first one's; same_region: summed over the 2 MiB
+ * chunks). The host slows the vCPUs unevenly at times, and how often lines
+ * move depends on how the workers' speeds compare: a run is balanced when
+ * <balance> >= -B (0.95). After REPS repetitions, a benchmark and thread
+ * count with fewer than min(3, REPS) balanced repetitions of all
+ * configurations gets more, up to 3 x REPS in all.
+ *
  * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
  * each thread (same_region: the region) makes PASSES passes, mmap, fault
  * every page, munmap. Counts per fault (the pfcost plugin) then do not
  * depend on how fast the guest ran: how many faults meet an existing page
  * of a tmpfs file, or an munmap, is fixed.
  *
- *   pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,N,...] [-b NAME,NAME,...] [-U]
+ *   pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,N,...] [-b NAME,NAME,...] [-B BALANCE] [-U]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,10 +72,28 @@ static const char *const bench_name[NR_BENCH] = {
 static volatile int stop;
 static int passes;		/* -p: passes per run instead of seconds */
 static pthread_barrier_t start_bar, end_bar;
+/*
+ * The pfcost window of a pass: the last worker to start opens it, the first
+ * to finish closes it, so it covers the stretch in which all of them run.
+ * When the vCPUs run at different speeds (the host's other tenants), the
+ * faster worker finishes early and the rest of the pass runs alone, without
+ * contention: the window leaves that tail out.
+ */
+enum { WIN_WAITING, WIN_OPEN, WIN_DONE };
+static int window, started;
 static char *volatile shared_region;
 static int intervals;		/* pfcost intervals ended so far */
 static int unpinned;		/* -U: workers not pinned to CPUs */
 static long cpus;		/* online CPUs: worker i runs on CPU i % cpus */
+static double secs = 1;		/* -s: seconds per run, without -p */
+/*
+ * -B: a run is balanced when, as the first worker finished, the slowest
+ * had made at least this fraction of its faults. The host slows the vCPUs'
+ * threads unevenly, and how often lines bounce depends on how the workers'
+ * speeds compare.
+ */
+static double min_balance = 0.95;
+static int have_atomic, have_counters;	/* the debugfs switches exist */
 
 /* A line each: the workers' fault counters must not bounce between CPUs. */
 struct worker {
@@ -71,7 +101,10 @@ struct worker {
 	enum bench b;
 	int id, nthreads;
 	long faults;
+	long at_close;		/* its faults when the windows closed, summed */
 } __attribute__((aligned(64)));
+
+static struct worker *workers;	/* the running ones, for work_done() */
 
 static double now(void)
 {
@@ -101,6 +134,41 @@ static int write_knob(const char *name, int val)
 	return ret;
 }
 
+static void work_started(int nthreads)
+{
+	int expect = WIN_WAITING;
+
+	if (__atomic_add_fetch(&started, 1, __ATOMIC_ACQ_REL) == nthreads &&
+	    __atomic_compare_exchange_n(&window, &expect, WIN_OPEN, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		pfcost_window_open();
+}
+
+/*
+ * The first worker done closes the window and, with @note_progress, notes
+ * how far each worker got by then: equal counts mean they ran at the same
+ * speed (same_region notes that at each chunk instead).
+ */
+static void work_done(int nthreads, int note_progress)
+{
+	int expect = WIN_OPEN, i;
+
+	if (__atomic_compare_exchange_n(&window, &expect, WIN_DONE, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		pfcost_window_close();
+		for (i = 0; note_progress && i < nthreads; i++)
+			workers[i].at_close += __atomic_load_n(&workers[i].faults, __ATOMIC_RELAXED);
+	} else	/* done before all had started: this pass has no window */
+		__atomic_store_n(&window, WIN_DONE, __ATOMIC_RELEASE);
+}
+
+/* Before the workers start a pass (between barriers). */
+static void window_reset(void)
+{
+	started = 0;
+	window = WIN_WAITING;
+}
+
 /* page_fault1/2/3: private or shared region, fault every page, repeat. */
 static void *own_region(void *p)
 {
@@ -119,6 +187,7 @@ static void *own_region(void *p)
 		flags = w->b == PF2 ? MAP_PRIVATE : MAP_SHARED;
 	}
 	pthread_barrier_wait(&start_bar);
+	work_started(w->nthreads);
 	for (int pass = 0; passes ? pass < passes : !stop; pass++) {
 		char *r = mmap(NULL, REGION, PROT_READ | PROT_WRITE, flags, fd, 0);
 
@@ -130,16 +199,57 @@ static void *own_region(void *p)
 		}
 		munmap(r, REGION);
 	}
+	work_done(w->nthreads, 1);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
 }
 
-/* same_region: the main thread maps, the workers fault interleaved pages. */
+#define CHUNK (2UL << 20)	/* what one PTE table maps */
+
+static struct {
+	int count, gen;
+} __attribute__((aligned(64))) chunk_bar;
+
+/*
+ * All @n workers meet before each chunk of same_region. A spinning barrier
+ * (each worker has its own vCPU): a futex would put the early ones to sleep
+ * and the late one would pay for waking them. The first to arrive notes
+ * how far the others got in this chunk: it made its @per_chunk faults, so
+ * the chunk began at its count minus @per_chunk for all.
+ */
+static void chunk_barrier(struct worker *me, int n, long per_chunk)
+{
+	int gen = __atomic_load_n(&chunk_bar.gen, __ATOMIC_ACQUIRE), arrived, i;
+	long base = me->faults - per_chunk;
+
+	arrived = __atomic_add_fetch(&chunk_bar.count, 1, __ATOMIC_ACQ_REL);
+	if (arrived == 1)
+		for (i = 0; i < n; i++)
+			workers[i].at_close += __atomic_load_n(&workers[i].faults,
+								 __ATOMIC_RELAXED) - base;
+	if (arrived == n) {
+		__atomic_store_n(&chunk_bar.count, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&chunk_bar.gen, gen + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&chunk_bar.gen, __ATOMIC_ACQUIRE) == gen)
+		if (unpinned || n > cpus)
+			sched_yield();	/* the one we wait for may need this CPU */
+		else	/* one block with a pause: pfcost counts it all as spinning */
+			__asm__ __volatile__("1: pause; cmpl %1, %0; je 1b"
+					     : : "m"(chunk_bar.gen), "r"(gen) : "cc", "memory");
+}
+
+/*
+ * same_region: the main thread maps, the workers fault interleaved pages,
+ * one 2 MiB chunk at a time, all of them in the same chunk.
+ */
 static void *same_region(void *p)
 {
 	struct worker *w = p;
-	unsigned long i, step = w->nthreads * PAGE;
+	unsigned long i, c, step = w->nthreads * PAGE;
+	long per_chunk = CHUNK / step;
 
 	for (;;) {
 		char *r;
@@ -148,23 +258,36 @@ static void *same_region(void *p)
 		r = shared_region;
 		if (!r)
 			break;
-		for (i = w->id * PAGE; i < REGION; i += step) {
-			r[i] = 1;
-			w->faults++;
+		work_started(w->nthreads);
+		for (c = 0; c < REGION; c += CHUNK) {
+			for (i = c + w->id * PAGE; i < c + CHUNK; i += step) {
+				r[i] = 1;
+				w->faults++;
+			}
+			chunk_barrier(w, w->nthreads, per_chunk);
 		}
+		work_done(w->nthreads, 0);
 		pthread_barrier_wait(&end_bar);
 	}
 	return NULL;
 }
 
-static long run(enum bench b, int n, double secs, double *elapsed)
+/*
+ * One run of @b with @n workers: its faults; *@elapsed, the seconds it
+ * took; *@balance, the slowest worker's progress over the fastest's when
+ * the windows closed (0: no window, a worker was done before all began).
+ */
+static long run(enum bench b, int n, double secs, double *elapsed, double *balance)
 {
 	struct worker w[256];
 	double t0;
+	long slowest = 0, fastest = 0;
 	long total = 0, left = passes;
 	int i;
 
 	stop = 0;
+	workers = w;
+	window_reset();
 	pthread_barrier_init(&start_bar, NULL, n + 1);
 	pthread_barrier_init(&end_bar, NULL, n + 1);
 	for (i = 0; i < n; i++) {
@@ -190,6 +313,7 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 			if (shared_region == MAP_FAILED)
 				die("mmap");
 			madvise(shared_region, REGION, MADV_NOHUGEPAGE);
+			window_reset();
 			pthread_barrier_wait(&start_bar);
 			pthread_barrier_wait(&end_bar);
 			munmap(shared_region, REGION);
@@ -208,7 +332,12 @@ static long run(enum bench b, int n, double secs, double *elapsed)
 	for (i = 0; i < n; i++) {
 		pthread_join(w[i].tid, NULL);
 		total += w[i].faults;
+		if (!i || w[i].at_close < slowest)
+			slowest = w[i].at_close;
+		if (w[i].at_close > fastest)
+			fastest = w[i].at_close;
 	}
+	*balance = fastest ? (double)slowest / fastest : 0;
 	if (passes && b != SAME)	/* the work ends when the last worker does */
 		*elapsed = now() - t0;
 	pfcost_mark();
@@ -227,21 +356,53 @@ static int parse_list(char *s, int *out, int max)
 	return n;
 }
 
+/*
+ * One repetition of benchmark @b at @nthr threads: each configuration once,
+ * back to back; how many of them ran balanced (all, at one thread).
+ */
+static int nr_configs(void)
+{
+	return (have_atomic + 1) * (have_counters + 1);
+}
+
+static int round_of(enum bench b, int nthr, int rep)
+{
+	int a, c, balanced = 0;
+
+	for (a = 0; a <= have_atomic; a++)
+		for (c = 0; c <= have_counters; c++) {
+			double elapsed, balance;
+			long f;
+
+			if ((have_atomic && write_knob("atomic_pte", a)) ||
+			    (have_counters && write_knob("enable", c))) {
+				fprintf(stderr, "pfbench: cannot switch debugfs knobs\n");
+				exit(1);
+			}
+			f = run(b, nthr, secs, &elapsed, &balance);
+			printf("BENCH %s %d %d %d %d %ld %.4f %d %.3f\n", bench_name[b], nthr, a,
+			       have_counters ? c : 1, rep, f, elapsed, intervals, balance);
+			fflush(stdout);
+			balanced += balance >= min_balance;
+		}
+	return balanced;
+}
+
 int main(int argc, char **argv)
 {
 	int threads[16], nthreads = 0, reps = 3, want[NR_BENCH] = { 1, 1, 1, 1 };
-	int have_atomic, have_counters, rep, t, a, c, o;
-	double secs = 1, elapsed;
+	int balanced[NR_BENCH][16] = { { 0 } }, rep, t, o, short_of;
 	enum bench b;
 
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	while ((o = getopt(argc, argv, "s:p:r:t:b:U")) != -1) {
+	while ((o = getopt(argc, argv, "s:p:r:t:b:B:U")) != -1) {
 		switch (o) {
 		case 's': secs = atof(optarg); break;
 		case 'p': passes = atoi(optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case 't': nthreads = parse_list(optarg, threads, 16); break;
+		case 'B': min_balance = atof(optarg); break;
 		case 'U': unpinned = 1; break;
 		case 'b':
 			memset(want, 0, sizeof(want));
@@ -251,12 +412,12 @@ int main(int argc, char **argv)
 						want[b] = 1;
 			break;
 		default:
-			fprintf(stderr, "usage: pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,..] [-b NAME,..] [-U]\n");
+			fprintf(stderr, "usage: pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,..] [-b NAME,..] [-B BALANCE] [-U]\n");
 			return 2;
 		}
 	}
-	if (secs <= 0 || reps < 1 || passes < 0) {
-		fprintf(stderr, "pfbench: bad -s, -p or -r\n");
+	if (secs <= 0 || reps < 1 || passes < 0 || min_balance < 0 || min_balance > 1) {
+		fprintf(stderr, "pfbench: bad -s, -p, -r or -B\n");
 		return 2;
 	}
 	if (!nthreads)
@@ -267,36 +428,35 @@ int main(int argc, char **argv)
 	have_atomic = !access(DBG "atomic_pte", W_OK);
 	have_counters = !access(DBG "enable", W_OK);
 	if (passes)
-		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, workers %s, atomic switch %s, counters switch %s\n",
+		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f\n",
 		       cpus, passes, reps, unpinned ? "unpinned" : "pinned",
-		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
+		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance);
 	else
-		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, workers %s, atomic switch %s, counters switch %s\n",
+		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f\n",
 		       cpus, secs, reps, unpinned ? "unpinned" : "pinned",
-		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no");
+		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance);
 	fflush(stdout);
 	/* Repetitions outermost and configurations innermost, so drift hits all alike. */
 	for (rep = 0; rep < reps; rep++)
-		for (b = 0; b < NR_BENCH; b++) {
-			if (!want[b])
-				continue;
-			for (t = 0; t < nthreads; t++)
-				for (a = 0; a <= have_atomic; a++)
-					for (c = 0; c <= have_counters; c++) {
-						long f;
-
-						if ((have_atomic && write_knob("atomic_pte", a)) ||
-						    (have_counters && write_knob("enable", c))) {
-							fprintf(stderr, "pfbench: cannot switch debugfs knobs\n");
-							return 1;
-						}
-						f = run(b, threads[t], secs, &elapsed);
-						printf("BENCH %s %d %d %d %d %ld %.4f %d\n", bench_name[b],
-						       threads[t], a, have_counters ? c : 1, rep, f, elapsed,
-						       intervals);
-						fflush(stdout);
-					}
-		}
+		for (b = 0; b < NR_BENCH; b++)
+			for (t = 0; want[b] && t < nthreads; t++)
+				balanced[b][t] += round_of(b, threads[t], rep) == nr_configs();
+	/*
+	 * Then more repetitions, up to twice as many again, of the benchmarks
+	 * and thread counts with fewer than min(3, reps) balanced ones (all
+	 * configurations at once, so they stay back-to-back pairs).
+	 */
+	for (; rep < 3 * reps; rep++) {
+		short_of = 0;
+		for (b = 0; b < NR_BENCH; b++)
+			for (t = 0; want[b] && t < nthreads; t++)
+				if (balanced[b][t] < (reps < 3 ? reps : 3)) {
+					balanced[b][t] += round_of(b, threads[t], rep) == nr_configs();
+					short_of = 1;
+				}
+		if (!short_of)
+			break;
+	}
 	write_knob("atomic_pte", 0);
 	write_knob("enable", 1);
 	return 0;

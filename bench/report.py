@@ -29,8 +29,10 @@ def run_gnuplot(lines, png):
     return png
 
 def bench_lines(log):
-    """(bench, threads, atomic, counters, rep, faults, secs, interval)
-    per BENCH line; interval is None before the plugin's markers."""
+    """(bench, threads, atomic, counters, rep, faults, secs, interval,
+    balance) per BENCH line; interval is None before the plugin's markers,
+    balance (slowest worker's fault rate over the fastest's) before
+    pfbench measured it."""
     out = []
     with open(log, errors='replace') as f:
         for line in f:
@@ -40,31 +42,68 @@ def bench_lines(log):
             w = line.split()
             out.append((w[1], int(w[2]), int(w[3]), int(w[4]), int(w[5]),
                         int(w[6]), float(w[7]),
-                        int(w[8]) if len(w) > 8 else None))
+                        int(w[8]) if len(w) > 8 else None,
+                        float(w[9]) if len(w) > 9 else None))
     return out
+
+
+def min_balance(log):
+    """The balance pfbench called enough (its header line), or 0.9."""
+    with open(log, errors='replace') as f:
+        for line in f:
+            w = line.split()
+            if line.startswith('# pfbench:') and 'balance' in w[:-1]:
+                return float(w[w.index('balance') + 1])
+    return 0.9
 
 
 def parse(log):
     """{(bench, threads, atomic, counters): {rep: faults/s}}"""
     runs = {}
-    for name, t, a, c, rep, faults, secs, _ in bench_lines(log):
+    for name, t, a, c, rep, faults, secs, _, _ in bench_lines(log):
         runs.setdefault((name, t, a, c), {})[rep] = faults / secs
     return runs
 
 
 # Per-fault figures from a pfcost record (qemu/plugin/pfcost.c).
 COST_METRICS = ('insns', 'insns_kernel', 'insns_user', 'insns_spin',
-                'transfers')
+                'transfers', 'transfers_run')
 
 
-def per_fault(rec, faults):
+def per_fault(rec, faults, balance):
+    """insns: the work, without spin-waiting (counted apart, insns_spin);
+    transfers: over the record's window, the stretch in which all workers
+    run (pfbench), per fault in it; transfers_run: over the whole run.
+    balance: the BENCH line's (None: not measured)."""
     ins = rec['insns']
-    total = ins['user'] + ins['kernel']
+    spin = ins['spin_user'] + ins['spin_kernel']
+    total = ins['user'] + ins['kernel'] - spin
+    win = rec.get('window')
+    xfer = rec['transfers']['total'] / faults
+    if win and win['page_faults']:
+        xfer = win['transfers'] / win['page_faults']
     return {'insns': total / faults,
             'insns_kernel': ins['kernel'] / faults,
             'insns_user': ins['user'] / faults,
-            'insns_spin': (ins['spin_user'] + ins['spin_kernel']) / faults,
-            'transfers': rec['transfers']['total'] / faults}
+            'insns_spin': spin / faults,
+            'transfers': xfer,
+            'transfers_run': rec['transfers']['total'] / faults,
+            'balance': balance}
+
+
+def is_balanced(pf, threshold):
+    return pf['balance'] is None or pf['balance'] >= threshold
+
+
+def metric_values(reps, metric, threshold):
+    """The repetitions' values of @metric, those of the balanced runs (all
+    if none was); (values, balanced runs). How many lines move depends on
+    how the workers' speeds compare, which the host varies, and while one
+    waits for another (same_region's barrier) its vCPU keeps taking timer
+    ticks: instructions too."""
+    pfs = [pf for pf, _ in reps.values()]
+    bal = [pf for pf in pfs if is_balanced(pf, threshold)]
+    return [pf[metric] for pf in bal or pfs], len(bal)
 
 
 def parse_cost(log, cost, tag=None):
@@ -78,41 +117,50 @@ def parse_cost(log, cost, tag=None):
                 r = json.loads(line)
                 recs[r['seq']] = r
     runs = {}
-    for name, t, a, c, rep, faults, _, interval in bench_lines(log):
+    for name, t, a, c, rep, faults, _, interval, balance in bench_lines(log):
         r = recs.get(interval)
         if r is None or not faults:
             continue
         key = (name, t, tag) if tag else (name, t, a, c)
-        runs.setdefault(key, {})[rep] = (per_fault(r, faults), r)
+        runs.setdefault(key, {})[rep] = (per_fault(r, faults, balance), r)
     return runs
 
 
-def cost_summary(reps):
-    """Median and spread of each per-fault metric over repetitions."""
+def cost_summary(reps, threshold):
+    """Median and spread of each per-fault metric over the balanced
+    repetitions, and how many runs were balanced."""
     out = {}
     for m in COST_METRICS:
-        out[m] = summary([pf[m] for pf, _ in reps.values()])
+        values, balanced = metric_values(reps, m, threshold)
+        out[m] = summary(values)
+    out['balanced_runs'] = balanced
     return out
 
 
-def cost_ratio(cost, num, den, metric):
+def cost_ratio(cost, num, den, metric, threshold):
+    """Paired ratios of back-to-back runs: pairs of balanced runs (all
+    pairs if there is none)."""
     if num not in cost or den not in cost:
         return None
-    pairs = [cost[num][r][0][metric] / cost[den][r][0][metric]
-             for r in cost[num] if r in cost[den] and cost[den][r][0][metric]]
+    both = [r for r in cost[num] if r in cost[den] and
+            cost[den][r][0][metric]]
+    bal = [r for r in both if is_balanced(cost[num][r][0], threshold)
+           and is_balanced(cost[den][r][0], threshold)]
+    both = bal or both
+    pairs = [cost[num][r][0][metric] / cost[den][r][0][metric] for r in both]
     if not pairs:
         return None
     return {'median': statistics.median(pairs), 'min': min(pairs),
             'max': max(pairs), 'pairs': pairs}
 
 
-def cost_ratio_unpaired(cost, num, den, metric):
+def cost_ratio_unpaired(cost, num, den, metric, threshold):
     """Two boots have no pairs: the ratio of medians, and its range from
     the extremes."""
     if num not in cost or den not in cost:
         return None
-    a = [pf[metric] for pf, _ in cost[num].values()]
-    b = [pf[metric] for pf, _ in cost[den].values()]
+    a = metric_values(cost[num], metric, threshold)[0]
+    b = metric_values(cost[den], metric, threshold)[0]
     if not min(b):
         return None
     return {'median': statistics.median(a) / statistics.median(b),
@@ -218,7 +266,7 @@ def plot(out, benches, threads, runs):
     return run_gnuplot(lines, png)
 
 
-def plot_cost(out, benches, threads, cost, configs):
+def plot_cost(out, benches, threads, cost, configs, threshold):
     dat = os.path.join(out, 'cost.dat')
     with open(dat, 'w') as f:
         for metric in ('insns', 'transfers'):
@@ -229,7 +277,7 @@ def plot_cost(out, benches, threads, cost, configs):
                     for key, _ in configs:
                         r = cost.get((b, t) + key)
                         row.append('%.2f' % statistics.median(
-                            pf[metric] for pf, _ in r.values())
+                            metric_values(r, metric, threshold)[0])
                             if r else 'NaN')
                     f.write(' '.join(row) + '\n')
                 f.write('\n\n')
@@ -264,6 +312,7 @@ CONFIGS = [((0, 0), 'stock,counters_off'), ((0, 1), 'stock,counters_on'),
 
 def cost_report(args, benches, threads, result):
     cost = parse_cost(args.log, args.cost)
+    threshold = min_balance(args.log)
     if args.floor_log and args.floor_cost:
         cost.update(parse_cost(args.floor_log, args.floor_cost,
                                tag='unpatched'))
@@ -275,9 +324,10 @@ def cost_report(args, benches, threads, result):
                if any((b, t) + k in cost for b in benches for t in threads)]
     if any((b, t, 'unpatched') in cost for b in benches for t in threads):
         configs.append((('unpatched',), 'unpatched'))
-    table = ['%-12s %3s  %-20s %9s %6s %9s %6s %8s %8s  %s' % (
+    table = ['%-12s %3s  %-20s %9s %6s %9s %6s %5s %8s %8s  %s' % (
         'benchmark', 'thr', 'configuration', 'insn/f', 'spread', 'xfer/f',
-        'spread', 'kern/f', 'spin/f', 'top transfer sites (share of xfers)')]
+        'spread', 'bal', 'kern/f', 'spin/f',
+        'top transfer sites (share of xfers)')]
     ratios = ['%-12s %3s  %-22s %-22s %-22s %-22s %-22s' % (
         'benchmark', 'thr', 'insn/f atomic/stock', 'xfer/f atomic/stock',
         'insn/f cnt on/off', 'xfer/f cnt on/off',
@@ -291,7 +341,7 @@ def cost_report(args, benches, threads, result):
                 reps = cost.get((b, t) + key)
                 if not reps:
                     continue
-                sm = cost_summary(reps)
+                sm = cost_summary(reps, threshold)
                 c = {'per_fault': sm,
                      'top_transfer_funcs': top_sites(reps, 'top_transfers',
                                                      'func'),
@@ -304,28 +354,30 @@ def cost_report(args, benches, threads, result):
                 sites = ', '.join('%s %.0f%%' % (f, 100 * v) for f, v in
                                   c['top_transfer_funcs'][:3])
                 table.append('%-12s %3d  %-20s %9.0f %5.1f%% %9.2f %5.1f%% '
-                             '%8.0f %8.0f  %s' % (
+                             '%5s %8.0f %8.0f  %s' % (
                                  b, t, name, sm['insns']['median'],
                                  100 * sm['insns']['spread'],
                                  sm['transfers']['median'],
                                  100 * sm['transfers']['spread'],
+                                 '%d/%d' % (sm['balanced_runs'],
+                                            sm['insns']['reps']),
                                  sm['insns_kernel']['median'],
                                  sm['insns_spin']['median'], sites))
             rs = {
                 'insns_atomic_over_stock': cost_ratio(
-                    cost, (b, t, 1, 1), (b, t, 0, 1), 'insns'),
+                    cost, (b, t, 1, 1), (b, t, 0, 1), 'insns', threshold),
                 'transfers_atomic_over_stock': cost_ratio(
-                    cost, (b, t, 1, 1), (b, t, 0, 1), 'transfers'),
+                    cost, (b, t, 1, 1), (b, t, 0, 1), 'transfers', threshold),
                 'insns_counters_on_over_off_stock': cost_ratio(
-                    cost, (b, t, 0, 1), (b, t, 0, 0), 'insns'),
+                    cost, (b, t, 0, 1), (b, t, 0, 0), 'insns', threshold),
                 'transfers_counters_on_over_off_stock': cost_ratio(
-                    cost, (b, t, 0, 1), (b, t, 0, 0), 'transfers'),
+                    cost, (b, t, 0, 1), (b, t, 0, 0), 'transfers', threshold),
                 'insns_counters_on_over_off_atomic': cost_ratio(
-                    cost, (b, t, 1, 1), (b, t, 1, 0), 'insns'),
+                    cost, (b, t, 1, 1), (b, t, 1, 0), 'insns', threshold),
                 'insns_counters_off_over_unpatched': cost_ratio_unpaired(
-                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'insns'),
+                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'insns', threshold),
                 'transfers_counters_off_over_unpatched': cost_ratio_unpaired(
-                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'transfers'),
+                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'transfers', threshold),
             }
             entry['cost_ratios'] = rs
             ratios.append('%-12s %3d  %-22s %-22s %-22s %-22s %-22s' % (
@@ -350,7 +402,7 @@ def cost_report(args, benches, threads, result):
                 '%s (first moved by %s) %.0f%%' % (
                     hot['what'], hot['first_func'], 100 * hot['share'])
                 if hot else '-'))
-    png = plot_cost(args.out, benches, threads, cost, configs)
+    png = plot_cost(args.out, benches, threads, cost, configs, threshold)
     result['cost_png'] = png
     text = table + [''] + ratios + [''] + sites
     with open(os.path.join(args.out, 'bench-cost.txt'), 'w') as f:
@@ -373,7 +425,10 @@ def compare(result, prev_path):
     lines = ['%-12s %3s  %-20s %9s %9s %7s %9s %9s %7s' % (
         'benchmark', 'thr', 'configuration', 'insn/f', 'earlier', 'dev',
         'xfer/f', 'earlier', 'dev')]
-    worst = {'insns': (0, None), 'transfers': (0, None)}
+    # transfers at one thread are the timer tick's and the idle vCPU's
+    # (they count host time, not faults): judged apart
+    worst = {'insns': (0, None), 'transfers': (0, None),
+             'transfers_1thread': (0, None)}
     for e in result['results']:
         for name, c in e.get('cost', {}).items():
             o = old.get((e['benchmark'], e['threads'], name))
@@ -383,8 +438,10 @@ def compare(result, prev_path):
             for m in ('insns', 'transfers'):
                 a, b = c['per_fault'][m]['median'], o[m]['median']
                 dev = abs(a / b - 1) if b else 0.0
-                if dev >= worst[m][0]:
-                    worst[m] = (dev, '%s %d %s' % tuple(row[:3]))
+                w = m + '_1thread' if m == 'transfers' and \
+                    e['threads'] == 1 else m
+                if dev >= worst[w][0]:
+                    worst[w] = (dev, '%s %d %s' % tuple(row[:3]))
                 row += [a, b, dev]
             lines.append('%-12s %3d  %-20s %9.1f %9.1f %6.1f%% %9.3f %9.3f '
                          '%6.1f%%' % (row[0], row[1], row[2], row[3], row[4],
@@ -393,10 +450,14 @@ def compare(result, prev_path):
     summary = {m: {'max_deviation': d, 'where': w}
                for m, (d, w) in worst.items()}
     lines.append('repeatability against %s: instructions/fault within '
-                 '%.1f%% (worst: %s), transfers/fault within %.1f%% '
-                 '(worst: %s); the bar is 5%%' % (
+                 '%.1f%% (worst: %s), transfers/fault at 2+ threads within '
+                 '%.1f%% (worst: %s); the bar is 5%%; transfers/fault at 1 '
+                 'thread (timer ticks: host time, not faults) within %.1f%% '
+                 '(worst: %s)' % (
                      prev_path, 100 * worst['insns'][0], worst['insns'][1],
-                     100 * worst['transfers'][0], worst['transfers'][1]))
+                     100 * worst['transfers'][0], worst['transfers'][1],
+                     100 * worst['transfers_1thread'][0],
+                     worst['transfers_1thread'][1]))
     # The ratios of configurations run back to back in one repetition:
     # a disturbance of the host that lowers every configuration's
     # transfers for a while cancels out of them.
@@ -508,13 +569,18 @@ def main():
           'each path.')
     if cost_text:
         print()
-        print('Per fault, from the pfcost plugin (everything every vCPU '
-              'executed between the run\'s markers / its faults): median '
-              'over repetitions; spread (max-min)/median; kern/f, spin/f: '
+        print('Per fault, from the pfcost plugin (insn/f: everything '
+              'every vCPU executed between the run\'s markers but '
+              'spin-waiting (spin/f), over its faults; '
+              'xfer/f: line transfers per fault while all workers ran): '
+              'median over the balanced repetitions; spread '
+              '(max-min)/median; bal: balanced runs (slowest worker at '
+              '%.0f%%+ of the fastest\'s rate) of all; kern/f, spin/f: '
               'kernel and spin-wait instructions per fault. Ratios: median '
-              '[min-max] of per-repetition pairs; cntoff/unpatch: '
-              'stock,counters_off over the unpatched kernel (two boots: '
-              'ratio of medians [extremes]).')
+              '[min-max] of per-repetition pairs of balanced runs; '
+              'cntoff/unpatch: stock,counters_off over the '
+              'unpatched kernel (two boots: ratio of medians [extremes]).'
+              % (100 * min_balance(args.log)))
         print('\n'.join(cost_text))
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),
