@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""Host-side unit test of bench/report.py's per-fault figures on made-up
+pfbench BENCH lines and pfcost records: transfers come from the run's
+window, only balanced runs count (instructions too), spin-waiting is not
+work, and ratios pair balanced runs. Prints TAP."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAULTS = 1000
+
+
+def record(seq, insns, spin, run_xfer, win_xfer, win_faults=FAULTS):
+    return {'seq': seq, 'vcpus': 2, 'host_secs': 1.0, 'page_faults': FAULTS,
+            'insns': {'user': 0, 'kernel': insns, 'spin_user': spin,
+                      'spin_kernel': 0},
+            'transfers': {'total': run_xfer},
+            'window': {'windows': 1, 'page_faults': win_faults,
+                       'transfers': win_xfer},
+            'by_class': {'direct_map': run_xfer}, 'per_vcpu': [],
+            'top_insns': [], 'top_transfers': [], 'top_data': [],
+            'hot_lines': []}
+
+
+def main():
+    # same_region at 2 threads, stock and atomic (counters on), 5 reps:
+    # reps 1 and 3 unbalanced, with fewer transfers and more instructions
+    lines = ['# pfbench: 2 CPUs, 1 passes per run, 5 reps, workers pinned, '
+             'atomic switch yes, counters switch no, balance 0.95']
+    recs = []
+    seq = 0
+    for rep in range(5):
+        bal = 0.6 if rep in (1, 3) else 0.99
+        for atomic in (0, 1):
+            seq += 1
+            win = (2000 if bal < 0.95 else 4000) if not atomic else \
+                (1500 if bal < 0.95 else 3000)
+            recs.append(record(seq, 3000 * FAULTS if bal >= 0.95 else
+                               3300 * FAULTS, 50 * FAULTS, 2 * win, win))
+            lines.append('BENCH same_region 2 %d 1 %d %d 1.0 %d %.3f'
+                         % (atomic, rep, FAULTS, seq, bal))
+    # one thread, an older BENCH line without a balance: counts as balanced
+    seq += 1
+    recs.append(record(seq, 2800 * FAULTS, 0, 100, 100))
+    lines.append('BENCH same_region 1 0 1 0 %d 1.0 %d' % (FAULTS, seq))
+    with tempfile.TemporaryDirectory() as d:
+        log, cost = os.path.join(d, 'console.log'), os.path.join(d, 'c.jsonl')
+        with open(log, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        with open(cost, 'w') as f:
+            f.write(''.join(json.dumps(r) + '\n' for r in recs))
+        p = subprocess.run([sys.executable, os.path.join(TOP, 'bench/report.py'),
+                            '--log', log, '--out', d, '--cost', cost, '--json'],
+                           capture_output=True, text=True)
+        try:
+            res = json.loads(p.stdout)
+        except ValueError:
+            print('1..1\nnot ok - bench report: report.py printed JSON '
+                  '(exit %d: %s)' % (p.returncode, p.stderr.strip()[-300:]))
+            return
+    ent = {e['threads']: e for e in res['results']}
+
+    def stock(t=2):
+        return ent[t]['cost']['stock,counters_on']['per_fault']
+
+    def ratio():
+        return ent[2]['cost_ratios']['transfers_atomic_over_stock']
+
+    checks = [
+        ('transfers per fault are the window\'s, not the whole run\'s '
+         '(4.0, not 8.0)', lambda: stock()['transfers']['median'] == 4.0,
+         lambda: stock()['transfers']['median']),
+        ('only the balanced runs count: 3 of 5, transfers 4.0 with no spread',
+         lambda: stock()['balanced_runs'] == 3 and
+         stock()['transfers']['reps'] == 3 and
+         stock()['transfers']['spread'] == 0,
+         lambda: '%d balanced, %d reps, spread %.2f' % (
+             stock()['balanced_runs'], stock()['transfers']['reps'],
+             stock()['transfers']['spread'])),
+        ('instructions per fault: balanced runs, spin-waiting apart '
+         '(2950 work, 50 spin)',
+         lambda: stock()['insns']['median'] == 2950 and
+         stock()['insns_spin']['median'] == 50,
+         lambda: '%s work, %s spin' % (stock()['insns']['median'],
+                                       stock()['insns_spin']['median'])),
+        ('atomic/stock transfers pair the balanced runs only: 0.75 [0.75-0.75]',
+         lambda: ratio()['min'] == ratio()['max'] == 0.75 and
+         len(ratio()['pairs']) == 3, ratio),
+        ('a BENCH line without a balance counts as balanced (1 of 1)',
+         lambda: stock(1)['balanced_runs'] == 1 and
+         stock(1)['transfers']['median'] == 0.1,
+         lambda: stock(1)['transfers']),
+    ]
+    print('1..%d' % len(checks))
+    for text, check, detail in checks:
+        # a missing figure is this check's failure, not the script's
+        try:
+            ok, why = check(), detail()
+        except (KeyError, TypeError, IndexError) as e:
+            ok, why = False, 'no %s' % e
+        print('%s - bench report: %s (%s)' % ('ok' if ok else 'not ok', text,
+                                              why))
+
+
+main()
