@@ -39,7 +39,7 @@ checks = [
     'pfcost: RMW instructions (lock incq, addq $1,(mem)) on a line the other vCPU wrote: N transfers each, flag line 2N',
     'pfcost: threads storing to private lines N times: user-memory transfers under 1% of N',
     'pfcost: every transfer has a data class, the pause loops count as spin, the kernel ran',
-    'pfcost: a window counts only inside it: P faults of 3P, 1 window (stray closes ignored, one left open dropped), all on the faulting vCPU',
+    'pfcost: a window counts only inside it: P faults of 3P, 1 window (stray closes ignored, one left open dropped), P of them on the faulting vCPU',
 ]
 try:
     recs = [json.loads(l) for l in open(report)]
@@ -105,7 +105,7 @@ win = wr.get('window', {})
 p = int(phases['window']['n'])
 pv = win.get('per_vcpu', [])
 result(win.get('windows') == 1 and p <= win.get('page_faults', -1) <= p + 2
-       and wr['page_faults'] >= 3 * p and pv and pv[0]['page_faults'] == win['page_faults'],
+       and wr['page_faults'] >= 3 * p and pv and pv[0]['page_faults'] >= p,
        checks[7], 'P=%d: interval %d faults; window: %s windows, %s faults (per vCPU %s)'
        % (p, wr['page_faults'], win.get('windows'), win.get('page_faults'),
           [v['page_faults'] for v in pv]))
