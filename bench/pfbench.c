@@ -77,7 +77,8 @@ static pthread_barrier_t start_bar, end_bar;
  * to finish closes it, so it covers the stretch in which all of them run.
  * When the vCPUs run at different speeds (the host's other tenants), the
  * faster worker finishes early and the rest of the pass runs alone, without
- * contention: the window leaves that tail out.
+ * contention: the window leaves that tail out. (same_region: a window per
+ * 2 MiB chunk, chunk_barrier().)
  */
 enum { WIN_WAITING, WIN_OPEN, WIN_DONE };
 static int window, started;
@@ -145,18 +146,17 @@ static void work_started(int nthreads)
 }
 
 /*
- * The first worker done closes the window and, with @note_progress, notes
- * how far each worker got by then: equal counts mean they ran at the same
- * speed (same_region notes that at each chunk instead).
+ * The first worker done closes the window and notes how far each worker
+ * got by then: equal counts mean they ran at the same speed.
  */
-static void work_done(int nthreads, int note_progress)
+static void work_done(int nthreads)
 {
 	int expect = WIN_OPEN, i;
 
 	if (__atomic_compare_exchange_n(&window, &expect, WIN_DONE, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		pfcost_window_close();
-		for (i = 0; note_progress && i < nthreads; i++)
+		for (i = 0; i < nthreads; i++)
 			workers[i].at_close += __atomic_load_n(&workers[i].faults, __ATOMIC_RELAXED);
 	} else	/* done before all had started: this pass has no window */
 		__atomic_store_n(&window, WIN_DONE, __ATOMIC_RELEASE);
@@ -199,7 +199,7 @@ static void *own_region(void *p)
 		}
 		munmap(r, REGION);
 	}
-	work_done(w->nthreads, 1);
+	work_done(w->nthreads);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -212,23 +212,31 @@ static struct {
 } __attribute__((aligned(64))) chunk_bar;
 
 /*
- * All @n workers meet before each chunk of same_region. A spinning barrier
- * (each worker has its own vCPU): a futex would put the early ones to sleep
- * and the late one would pay for waking them. The first to arrive notes
- * how far the others got in this chunk: it made its @per_chunk faults, so
- * the chunk began at its count minus @per_chunk for all.
+ * All @n workers meet before each chunk of same_region, and after the
+ * last. A spinning barrier (each worker has its own vCPU): a futex would
+ * put the early ones to sleep and the late one would pay for waking them.
+ * The windows are per chunk: the last to arrive opens one for the next
+ * chunk (@open_next) before it lets the others go; the first to arrive
+ * after a chunk (@after_chunk) closes it, and notes how far the others got
+ * in it: it made its @per_chunk faults, so the chunk began at its count
+ * minus @per_chunk for all.
  */
-static void chunk_barrier(struct worker *me, int n, long per_chunk)
+static void chunk_barrier(struct worker *me, int n, long per_chunk, int after_chunk,
+			  int open_next)
 {
 	int gen = __atomic_load_n(&chunk_bar.gen, __ATOMIC_ACQUIRE), arrived, i;
 	long base = me->faults - per_chunk;
 
 	arrived = __atomic_add_fetch(&chunk_bar.count, 1, __ATOMIC_ACQ_REL);
-	if (arrived == 1)
+	if (arrived == 1 && after_chunk) {
+		pfcost_window_close();
 		for (i = 0; i < n; i++)
 			workers[i].at_close += __atomic_load_n(&workers[i].faults,
 								 __ATOMIC_RELAXED) - base;
+	}
 	if (arrived == n) {
+		if (open_next)
+			pfcost_window_open();
 		__atomic_store_n(&chunk_bar.count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&chunk_bar.gen, gen + 1, __ATOMIC_RELEASE);
 		return;
@@ -243,7 +251,8 @@ static void chunk_barrier(struct worker *me, int n, long per_chunk)
 
 /*
  * same_region: the main thread maps, the workers fault interleaved pages,
- * one 2 MiB chunk at a time, all of them in the same chunk.
+ * one 2 MiB chunk at a time, all of them in the same chunk; the window is
+ * each chunk's stretch until the first of them is done with it.
  */
 static void *same_region(void *p)
 {
@@ -258,15 +267,14 @@ static void *same_region(void *p)
 		r = shared_region;
 		if (!r)
 			break;
-		work_started(w->nthreads);
+		chunk_barrier(w, w->nthreads, per_chunk, 0, 1);
 		for (c = 0; c < REGION; c += CHUNK) {
 			for (i = c + w->id * PAGE; i < c + CHUNK; i += step) {
 				r[i] = 1;
 				w->faults++;
 			}
-			chunk_barrier(w, w->nthreads, per_chunk);
+			chunk_barrier(w, w->nthreads, per_chunk, 1, c + CHUNK < REGION);
 		}
-		work_done(w->nthreads, 0);
 		pthread_barrier_wait(&end_bar);
 	}
 	return NULL;
