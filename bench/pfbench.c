@@ -135,6 +135,18 @@ static int write_knob(const char *name, int val)
 	return ret;
 }
 
+/*
+ * As a window closes: how far each of the @n workers got in it, their
+ * fault counts now minus @base, the count they all had when it opened.
+ */
+static void note_progress(int n, long base)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		workers[i].at_close += __atomic_load_n(&workers[i].faults, __ATOMIC_RELAXED) - base;
+}
+
 static void work_started(int nthreads)
 {
 	int expect = WIN_WAITING;
@@ -151,18 +163,17 @@ static void work_started(int nthreads)
  */
 static void work_done(int nthreads)
 {
-	int expect = WIN_OPEN, i;
+	int expect = WIN_OPEN;
 
 	if (__atomic_compare_exchange_n(&window, &expect, WIN_DONE, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		pfcost_window_close();
-		for (i = 0; i < nthreads; i++)
-			workers[i].at_close += __atomic_load_n(&workers[i].faults, __ATOMIC_RELAXED);
+		note_progress(nthreads, 0);
 	} else	/* done before all had started: this pass has no window */
 		__atomic_store_n(&window, WIN_DONE, __ATOMIC_RELEASE);
 }
 
-/* Before the workers start a pass (between barriers). */
+/* Before own_region's workers start (same_region has chunk_barrier()). */
 static void window_reset(void)
 {
 	started = 0;
@@ -224,15 +235,12 @@ static struct {
 static void chunk_barrier(struct worker *me, int n, long per_chunk, int after_chunk,
 			  int open_next)
 {
-	int gen = __atomic_load_n(&chunk_bar.gen, __ATOMIC_ACQUIRE), arrived, i;
-	long base = me->faults - per_chunk;
+	int gen = __atomic_load_n(&chunk_bar.gen, __ATOMIC_ACQUIRE), arrived;
 
 	arrived = __atomic_add_fetch(&chunk_bar.count, 1, __ATOMIC_ACQ_REL);
 	if (arrived == 1 && after_chunk) {
 		pfcost_window_close();
-		for (i = 0; i < n; i++)
-			workers[i].at_close += __atomic_load_n(&workers[i].faults,
-								 __ATOMIC_RELAXED) - base;
+		note_progress(n, me->faults - per_chunk);
 	}
 	if (arrived == n) {
 		if (open_next)
@@ -321,7 +329,6 @@ static long run(enum bench b, int n, double secs, double *elapsed, double *balan
 			if (shared_region == MAP_FAILED)
 				die("mmap");
 			madvise(shared_region, REGION, MADV_NOHUGEPAGE);
-			window_reset();
 			pthread_barrier_wait(&start_bar);
 			pthread_barrier_wait(&end_bar);
 			munmap(shared_region, REGION);
@@ -364,15 +371,15 @@ static int parse_list(char *s, int *out, int max)
 	return n;
 }
 
-/*
- * One repetition of benchmark @b at @nthr threads: each configuration once,
- * back to back; how many of them ran balanced (all, at one thread).
- */
 static int nr_configs(void)
 {
 	return (have_atomic + 1) * (have_counters + 1);
 }
 
+/*
+ * One repetition of benchmark @b at @nthr threads: each configuration once,
+ * back to back; how many of them ran balanced (all, at one thread).
+ */
 static int round_of(enum bench b, int nthr, int rep)
 {
 	int a, c, balanced = 0;
@@ -399,7 +406,7 @@ static int round_of(enum bench b, int nthr, int rep)
 int main(int argc, char **argv)
 {
 	int threads[16], nthreads = 0, reps = 3, want[NR_BENCH] = { 1, 1, 1, 1 };
-	int balanced[NR_BENCH][16] = { { 0 } }, rep, t, o, short_of;
+	int balanced[NR_BENCH][16] = { { 0 } }, rep, t, o, ran;
 	enum bench b;
 
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -444,27 +451,19 @@ int main(int argc, char **argv)
 		       cpus, secs, reps, unpinned ? "unpinned" : "pinned",
 		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance);
 	fflush(stdout);
-	/* Repetitions outermost and configurations innermost, so drift hits all alike. */
-	for (rep = 0; rep < reps; rep++)
-		for (b = 0; b < NR_BENCH; b++)
-			for (t = 0; want[b] && t < nthreads; t++)
-				balanced[b][t] += round_of(b, threads[t], rep) == nr_configs();
 	/*
-	 * Then more repetitions, up to twice as many again, of the benchmarks
-	 * and thread counts with fewer than min(3, reps) balanced ones (all
-	 * configurations at once, so they stay back-to-back pairs).
+	 * Repetitions outermost and configurations innermost, so drift hits all
+	 * alike. After @reps, more repetitions, up to twice as many again, of
+	 * the benchmarks and thread counts with fewer than min(3, reps) balanced
+	 * ones (all configurations at once, so they stay back-to-back pairs).
 	 */
-	for (; rep < 3 * reps; rep++) {
-		short_of = 0;
-		for (b = 0; b < NR_BENCH; b++)
+	for (rep = 0, ran = 1; ran && rep < 3 * reps; rep++)
+		for (ran = 0, b = 0; b < NR_BENCH; b++)
 			for (t = 0; want[b] && t < nthreads; t++)
-				if (balanced[b][t] < (reps < 3 ? reps : 3)) {
+				if (rep < reps || balanced[b][t] < (reps < 3 ? reps : 3)) {
 					balanced[b][t] += round_of(b, threads[t], rep) == nr_configs();
-					short_of = 1;
+					ran = 1;
 				}
-		if (!short_of)
-			break;
-	}
 	write_knob("atomic_pte", 0);
 	write_knob("enable", 1);
 	return 0;

@@ -31,8 +31,8 @@ def run_gnuplot(lines, png):
 def bench_lines(log):
     """(bench, threads, atomic, counters, rep, faults, secs, interval,
     balance) per BENCH line; interval is None before the plugin's markers,
-    balance (slowest worker's fault rate over the fastest's) before
-    pfbench measured it."""
+    balance (the slowest worker's faults over the first done's, when that
+    one was done) before pfbench measured it."""
     out = []
     with open(log, errors='replace') as f:
         for line in f:
@@ -48,13 +48,13 @@ def bench_lines(log):
 
 
 def min_balance(log):
-    """The balance pfbench called enough (its header line), or 0.9."""
+    """The balance pfbench called enough (its header line), or its default."""
     with open(log, errors='replace') as f:
         for line in f:
             w = line.split()
             if line.startswith('# pfbench:') and 'balance' in w[:-1]:
                 return float(w[w.index('balance') + 1])
-    return 0.9
+    return 0.95
 
 
 def parse(log):
@@ -312,7 +312,7 @@ CONFIGS = [((0, 0), 'stock,counters_off'), ((0, 1), 'stock,counters_on'),
 
 def cost_report(args, benches, threads, result):
     cost = parse_cost(args.log, args.cost)
-    threshold = min_balance(args.log)
+    threshold = result['min_balance'] = min_balance(args.log)
     if args.floor_log and args.floor_cost:
         cost.update(parse_cost(args.floor_log, args.floor_cost,
                                tag='unpatched'))
@@ -574,13 +574,14 @@ def main():
               'spin-waiting (spin/f), over its faults; '
               'xfer/f: line transfers per fault while all workers ran): '
               'median over the balanced repetitions; spread '
-              '(max-min)/median; bal: balanced runs (slowest worker at '
-              '%.0f%%+ of the fastest\'s rate) of all; kern/f, spin/f: '
+              '(max-min)/median; bal: balanced runs (the slowest worker '
+              'had %.0f%%+ of the first done\'s faults) of all; kern/f, '
+              'spin/f: '
               'kernel and spin-wait instructions per fault. Ratios: median '
               '[min-max] of per-repetition pairs of balanced runs; '
               'cntoff/unpatch: stock,counters_off over the '
               'unpatched kernel (two boots: ratio of medians [extremes]).'
-              % (100 * min_balance(args.log)))
+              % (100 * result['min_balance']))
         print('\n'.join(cost_text))
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),
