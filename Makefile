@@ -99,6 +99,12 @@ $(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
 
+# The host's TSC rate, for the perf guest's tsc_early_khz= (bench/run.sh).
+HOST_TSC_KHZ := $(BUILD)/host-tsc-khz
+$(HOST_TSC_KHZ): qemu/host-tsc-khz.c | deps
+	@mkdir -p $(dir $@)
+	gcc -O2 -Wall -Wextra -Werror -o $@ $<
+
 # The initramfs needs of the kernel only the tree its mm selftests are built
 # from: it depends on the path file (not the phony kernel-test, which would
 # rebuild it on every make run/test), and on the selftests' build script.
@@ -180,8 +186,8 @@ soak: kernel-test $(BUILD)/initramfs.cpio
 # per-fault counts from the pfcost plugin; the unpatched perf kernel as the
 # floor in a second boot.
 BENCH_FLOOR_KERNEL := $(if $(filter 1,$(BENCH_FLOOR)),kernel-perf+unpatched)
-bench: kernel-perf $(BENCH_FLOOR_KERNEL) $(BUILD)/initramfs.cpio $(PLUGIN)
-	bench/run.sh -k $$(cat $(BUILD)/kernel-perf.path) -i $(BUILD)/initramfs.cpio \
+bench: kernel-perf $(BENCH_FLOOR_KERNEL) $(BUILD)/initramfs.cpio $(PLUGIN) $(HOST_TSC_KHZ)
+	bench/run.sh -k $$(cat $(BUILD)/kernel-perf.path) -i $(BUILD)/initramfs.cpio -T $(HOST_TSC_KHZ) \
 		-c $(BENCH_CPUS) -s $(BENCH_SECS) -r $(BENCH_REPS) -C $(BENCH_COST) \
 		$(if $(BENCH_FLOOR_KERNEL),-u $$(cat $(BUILD)/kernel-perf+unpatched.path)) \
 		$(if $(BENCH_THREADS),-t $(BENCH_THREADS)) $(if $(BENCH_PASSES),-p $(BENCH_PASSES)) \

@@ -7,9 +7,13 @@
 #
 #   bench/run.sh -k ARTIFACT_DIR -i INITRAMFS [-c CPUS] [-m MB] [-s SECS]
 #                [-r REPS] [-t N:N:..] [-p PASSES] [-b NAME:NAME..] [-C 0|1]
-#                [-u UNPATCHED_ARTIFACT_DIR] -o OUTDIR
+#                [-u UNPATCHED_ARTIFACT_DIR] [-T HOST_TSC_KHZ_TOOL] -o OUTDIR
 #
 # -b: only these benchmarks (default all: page_fault1..3, same_region).
+#
+# -T: qemu/host-tsc-khz, built: the guests are told the host's TSC rate
+# (tsc_early_khz=, tsc=reliable) and keep time with the TSC, so the perf
+# kernel's NO_HZ_IDLE can stop the idle vCPU's tick.
 #
 # -p PASSES: each run makes PASSES passes over its region(s) instead of
 # running SECS seconds (fixed work: per-fault counts that do not depend on
@@ -19,13 +23,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/common.sh
 . "$top/scripts/common.sh"
 art= initrd= cpus=$(nproc) mem=3072 secs=1 reps=3 threads= out=$top/build/bench cost=1 floor= passes=
-benches=
-while getopts "k:i:c:m:s:r:t:o:C:u:p:b:" o; do
+benches= tsc_tool=
+while getopts "k:i:c:m:s:r:t:o:C:u:p:b:T:" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
 	s) secs=$OPTARG ;; r) reps=$OPTARG ;; t) threads=$OPTARG ;; o) out=$OPTARG ;;
 	C) cost=$OPTARG ;; u) floor=$OPTARG ;; p) passes=$OPTARG ;; b) benches=$OPTARG ;;
-	*) sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	T) tsc_tool=$OPTARG ;;
+	*) sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ -f "$art/bzImage" ] || die "no perf kernel in '$art'"
@@ -33,6 +38,14 @@ case $cost in 0|1) ;; *) die "bad -C '$cost' (0 or 1)" ;; esac
 case $passes in '') ;; *[!0-9]*|0*) die "bad -p '$passes' (1 or more passes)" ;; esac
 [ -z "$floor" ] || [ -f "$floor/bzImage" ] || die "no unpatched perf kernel in '$floor'"
 mkdir -p "$out"
+# Under TCG the guest's TSC is the host's: told its rate, the guest need not
+# calibrate it against the emulated PIT (which often fails under TCG and
+# leaves it jiffies as clocksource and a tick on every idle vCPU).
+clock=
+if [ -n "$tsc_tool" ]; then
+	khz=$("$tsc_tool") || die "cannot measure the host's TSC rate with $tsc_tool (no constant_tsc?)"
+	clock="tsc_early_khz=$khz tsc=reliable"
+fi
 log=$out/bench-console.log
 rm -f "$out/pfcost.jsonl" "$out/pfcost-unpatched.jsonl" "$out/bench-unpatched-console.log"
 
@@ -42,10 +55,12 @@ bench_boot() {
 	local kart=$1 blog=$2 report=$3
 	"$top/qemu/boot.sh" -q -k "$kart/bzImage" -i "$initrd" -c "$cpus" -m "$mem" -t 5400 \
 		${report:+-P "$report"} -r bench \
-		-a "pfscale.bench=$secs,$reps,$threads,$passes,$benches" \
+		-a "pfscale.bench=$secs,$reps,$threads,$passes,$benches${clock:+ $clock}" \
 		-l "$blog" 2> >(tee "$out/boot.err" >&2) ||
 		die "the benchmark boot failed (see $blog)"
 	grep -q '^BENCH ' "$blog" || die "no BENCH lines in $blog"
+	[ -z "$clock" ] || grep -Eq 'clocksource: Switched to clocksource tsc[[:space:]]*$' "$blog" ||
+		die "the guest did not switch to the TSC ($clock; see $blog)"
 }
 
 report=
