@@ -33,9 +33,9 @@
  * done (its faults over the first one's; same_region: summed over the 2 MiB
  * chunks). The host slows the vCPUs unevenly at times, and how often lines
  * move depends on how the workers' speeds compare: a run is balanced when
- * <balance> >= -B (0.95). After REPS repetitions, a benchmark and thread
- * count with fewer than min(3, REPS) balanced repetitions of all
- * configurations gets more, up to 3 x REPS in all.
+ * <balance> >= -B (0.95). A benchmark and thread count gets repetitions
+ * until REPS of them ran balanced in all configurations, up to 3 x REPS:
+ * its per-fault medians are then over REPS balanced runs.
  *
  * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
  * each thread (same_region: the region) makes PASSES passes, mmap, fault
@@ -454,13 +454,13 @@ int main(int argc, char **argv)
 	/*
 	 * Repetitions outermost and configurations innermost, so drift hits all
 	 * alike. After @reps, more repetitions, up to twice as many again, of
-	 * the benchmarks and thread counts with fewer than min(3, reps) balanced
-	 * ones (all configurations at once, so they stay back-to-back pairs).
+	 * the benchmarks and thread counts with fewer than @reps balanced ones
+	 * (all configurations at once, so they stay back-to-back pairs).
 	 */
 	for (rep = 0, ran = 1; ran && rep < 3 * reps; rep++)
 		for (ran = 0, b = 0; b < NR_BENCH; b++)
 			for (t = 0; want[b] && t < nthreads; t++)
-				if (rep < reps || balanced[b][t] < (reps < 3 ? reps : 3)) {
+				if (rep < reps || balanced[b][t] < reps) {
 					balanced[b][t] += round_of(b, threads[t], rep) == nr_configs();
 					ran = 1;
 				}
