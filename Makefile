@@ -156,7 +156,7 @@ vmcore: kernel-test $(BUILD)/initramfs.cpio
 
 # The unpatched build is the baseline boot of the guest tests (tests/run.sh
 # -p unpatched) and what the debugger tests check "no pfscale patches" on.
-test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio $(PLUGIN)
+test: kernel-test kernel-test+unpatched $(BUILD)/initramfs.cpio $(PLUGIN) $(HOST_TSC_KHZ)
 	PFSCALE_STOCK_ART=$$(cat $(BUILD)/kernel-test+unpatched.path) \
 	tests/run.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -o $(BUILD)/test
