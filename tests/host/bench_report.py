@@ -2,7 +2,8 @@
 """Host-side unit test of bench/report.py's per-fault figures on made-up
 pfbench BENCH lines and pfcost records: transfers come from the run's
 window, only balanced runs count (instructions too), spin-waiting is not
-work, and ratios pair balanced runs. Prints TAP."""
+work, ratios pair balanced runs, and the comparison with an earlier run
+judges 1-thread transfers apart. Prints TAP."""
 import json
 import os
 import subprocess
@@ -61,7 +62,27 @@ def main():
             print('1..1\nnot ok - bench report: report.py printed JSON '
                   '(exit %d: %s)' % (p.returncode, p.stderr.strip()[-300:]))
             return
+        # Against an earlier run with 0.12 transfers per fault at one
+        # thread and 4.1 at two: the 1-thread deviation is judged apart.
+        prev = json.loads(json.dumps(res))
+        for e in prev['results']:
+            pf = e['cost']['stock,counters_on']['per_fault']
+            pf['transfers']['median'] = 0.12 if e['threads'] == 1 else 4.1
+        with open(os.path.join(d, 'prev.json'), 'w') as f:
+            json.dump(prev, f)
+        p = subprocess.run([sys.executable, os.path.join(TOP, 'bench/report.py'),
+                            '--log', log, '--out', d, '--cost', cost, '--json',
+                            '--compare', os.path.join(d, 'prev.json')],
+                           capture_output=True, text=True)
+        try:
+            again = json.loads(p.stdout).get('repeatability', {})
+        except ValueError:
+            again = {'error': 'exit %d: %s' % (p.returncode,
+                                               p.stderr.strip()[-300:])}
     ent = {e['threads']: e for e in res['results']}
+
+    def deviation(what):
+        return round(again[what]['max_deviation'], 4)
 
     def stock(t=2):
         return ent[t]['cost']['stock,counters_on']['per_fault']
@@ -93,6 +114,12 @@ def main():
          lambda: stock(1)['balanced_runs'] == 1 and
          stock(1)['transfers']['median'] == 0.1,
          lambda: stock(1)['transfers']),
+        ('repeatability: 1-thread transfers judged apart, relative and '
+         'absolute (2 threads 2.4%; 1 thread 16.7%, 0.02 per fault)',
+         lambda: deviation('transfers') == 0.0244 and
+         deviation('transfers_1thread') == 0.1667 and
+         deviation('transfers_1thread_abs') == 0.02,
+         lambda: again),
     ]
     print('1..%d' % len(checks))
     for text, check, detail in checks:
@@ -101,6 +128,8 @@ def main():
             ok, why = check(), detail()
         except (KeyError, TypeError, IndexError) as e:
             ok, why = False, 'no %s' % e
+            if text.startswith('repeatability'):
+                why += ' in %s' % json.dumps(again)[:300]
         print('%s - bench report: %s (%s)' % ('ok' if ok else 'not ok', text,
                                               why))
 
