@@ -70,11 +70,32 @@ COST_METRICS = ('insns', 'insns_kernel', 'insns_user', 'insns_spin',
                 'transfers', 'transfers_run')
 
 
+# A run counts when its workers kept pace (balance >= pfbench -B) and ran
+# at full speed: every worker's vCPU executed, in the window, at least this
+# fraction of the boot's usual rate for the benchmark and thread count (its
+# 90th percentile over all configurations). The host at times runs both
+# vCPU threads slowly, or on one CPU by turns: then, though balanced, they
+# share lines less often (2-thread transfers per fault 10-50% lower in
+# runs under 85% of the usual rate; within 3-6% of the median above 90%).
+FULL_SPEED = 0.9
+
+
+def worker_rate(rec):
+    """The slowest worker vCPU's instructions per host second in the
+    record's window (vCPUs without faults in it are not workers); None
+    without per-vCPU window counts."""
+    win = rec.get('window') or {}
+    rates = [v['insns'] / win['host_secs'] for v in win.get('per_vcpu', [])
+             if v.get('page_faults') and win.get('host_secs')]
+    return min(rates) if rates else None
+
+
 def per_fault(rec, faults, balance):
     """insns: the work, without spin-waiting (counted apart, insns_spin);
     transfers: over the record's window, the stretch in which all workers
     run (pfbench), per fault in it; transfers_run: over the whole run.
-    balance: the BENCH line's (None: not measured)."""
+    balance: the BENCH line's (None: not measured); speed: set by
+    parse_cost(), the run's worker_rate() over the boot's usual one."""
     ins = rec['insns']
     spin = ins['spin_user'] + ins['spin_kernel']
     total = ins['user'] + ins['kernel'] - spin
@@ -88,22 +109,25 @@ def per_fault(rec, faults, balance):
             'insns_spin': spin / faults,
             'transfers': xfer,
             'transfers_run': rec['transfers']['total'] / faults,
-            'balance': balance}
+            'balance': balance, 'speed': None}
 
 
-def is_balanced(pf, threshold):
-    return pf['balance'] is None or pf['balance'] >= threshold
+def counts(pf, threshold):
+    """Whether a run counts: balanced (@threshold, pfbench -B) and at
+    full speed (FULL_SPEED); a figure not measured does not exclude it."""
+    return (pf['balance'] is None or pf['balance'] >= threshold) and \
+        (pf['speed'] is None or pf['speed'] >= FULL_SPEED)
 
 
 def metric_values(reps, metric, threshold):
-    """The repetitions' values of @metric, those of the balanced runs (all
-    if none was); (values, balanced runs). How many lines move depends on
-    how the workers' speeds compare, which the host varies, and while one
-    waits for another (same_region's barrier) its vCPU keeps taking timer
-    ticks: instructions too."""
+    """The repetitions' values of @metric, those of the runs that count
+    (all if none does); (values, runs that count). How many lines move
+    depends on how the workers' speeds compare and on how fast the host
+    runs them, and while one waits for another (same_region's barrier) its
+    vCPU keeps taking timer ticks: instructions too."""
     pfs = [pf for pf, _ in reps.values()]
-    bal = [pf for pf in pfs if is_balanced(pf, threshold)]
-    return [pf[metric] for pf in bal or pfs], len(bal)
+    used = [pf for pf in pfs if counts(pf, threshold)]
+    return [pf[metric] for pf in used or pfs], len(used)
 
 
 def parse_cost(log, cost, tag=None):
@@ -123,30 +147,44 @@ def parse_cost(log, cost, tag=None):
             continue
         key = (name, t, tag) if tag else (name, t, a, c)
         runs.setdefault(key, {})[rep] = (per_fault(r, faults, balance), r)
+    # each run's speed against the boot's usual rate for its benchmark and
+    # thread count, over all configurations
+    usual = {}
+    for key, reps in runs.items():
+        usual.setdefault(key[:2], []).extend(
+            x for x in (worker_rate(r) for _, r in reps.values()) if x)
+    for key, reps in runs.items():
+        rates = sorted(usual[key[:2]])
+        if not rates:
+            continue
+        p90 = rates[int(0.9 * (len(rates) - 1))]
+        for pf, r in reps.values():
+            rate = worker_rate(r)
+            pf['speed'] = rate / p90 if rate else None
     return runs
 
 
 def cost_summary(reps, threshold):
-    """Median and spread of each per-fault metric over the balanced
-    repetitions, and how many runs were balanced."""
+    """Median and spread of each per-fault metric over the repetitions
+    that count, and how many did."""
     out = {}
     for m in COST_METRICS:
-        values, balanced = metric_values(reps, m, threshold)
+        values, used = metric_values(reps, m, threshold)
         out[m] = summary(values)
-    out['balanced_runs'] = balanced
+    out['used_runs'] = used
     return out
 
 
 def cost_ratio(cost, num, den, metric, threshold):
-    """Paired ratios of back-to-back runs: pairs of balanced runs (all
+    """Paired ratios of back-to-back runs: pairs of runs that count (all
     pairs if there is none)."""
     if num not in cost or den not in cost:
         return None
     both = [r for r in cost[num] if r in cost[den] and
             cost[den][r][0][metric]]
-    bal = [r for r in both if is_balanced(cost[num][r][0], threshold)
-           and is_balanced(cost[den][r][0], threshold)]
-    both = bal or both
+    used = [r for r in both if counts(cost[num][r][0], threshold)
+            and counts(cost[den][r][0], threshold)]
+    both = used or both
     pairs = [cost[num][r][0][metric] / cost[den][r][0][metric] for r in both]
     if not pairs:
         return None
@@ -326,7 +364,7 @@ def cost_report(args, benches, threads, result):
         configs.append((('unpatched',), 'unpatched'))
     table = ['%-12s %3s  %-20s %9s %6s %9s %6s %5s %8s %8s  %s' % (
         'benchmark', 'thr', 'configuration', 'insn/f', 'spread', 'xfer/f',
-        'spread', 'bal', 'kern/f', 'spin/f',
+        'spread', 'used', 'kern/f', 'spin/f',
         'top transfer sites (share of xfers)')]
     ratios = ['%-12s %3s  %-22s %-22s %-22s %-22s %-22s' % (
         'benchmark', 'thr', 'insn/f atomic/stock', 'xfer/f atomic/stock',
@@ -359,8 +397,7 @@ def cost_report(args, benches, threads, result):
                                  100 * sm['insns']['spread'],
                                  sm['transfers']['median'],
                                  100 * sm['transfers']['spread'],
-                                 '%d/%d' % (sm['balanced_runs'],
-                                            sm['insns']['reps']),
+                                 '%d/%d' % (sm['used_runs'], len(reps)),
                                  sm['insns_kernel']['median'],
                                  sm['insns_spin']['median'], sites))
             rs = {
@@ -479,7 +516,7 @@ def compare(result, prev_path):
             continue
         for name, r in e.get('cost_ratios', {}).items():
             # (the unpatched floor is another boot: not a pair; a ratio
-            # with no balanced pair in either run is None)
+            # with no pair of runs used in either run is None)
             if 'unpatched' in name or not r or not o.get(name) or \
                     not o[name]['median']:
                 continue
@@ -583,15 +620,16 @@ def main():
               'every vCPU executed between the run\'s markers but '
               'spin-waiting (spin/f), over its faults; '
               'xfer/f: line transfers per fault while all workers ran): '
-              'median over the balanced repetitions; spread '
-              '(max-min)/median; bal: balanced runs (the slowest worker '
-              'had %.0f%%+ of the first done\'s faults) of all; kern/f, '
-              'spin/f: '
+              'median over the repetitions used; spread '
+              '(max-min)/median; used: runs used of all: balanced (the '
+              'slowest worker had %.0f%%+ of the first done\'s faults) and '
+              'at full speed (every worker\'s vCPU at %.0f%%+ of the '
+              'boot\'s usual instructions per second); kern/f, spin/f: '
               'kernel and spin-wait instructions per fault. Ratios: median '
-              '[min-max] of per-repetition pairs of balanced runs; '
+              '[min-max] of per-repetition pairs of runs used; '
               'cntoff/unpatch: stock,counters_off over the '
               'unpatched kernel (two boots: ratio of medians [extremes]).'
-              % (100 * result['min_balance']))
+              % (100 * result['min_balance'], 100 * FULL_SPEED))
         print('\n'.join(cost_text))
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),
