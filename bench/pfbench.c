@@ -34,8 +34,9 @@
  * chunks). The host slows the vCPUs unevenly at times, and how often lines
  * move depends on how the workers' speeds compare: a run is balanced when
  * <balance> >= -B (0.95). A benchmark and thread count gets repetitions
- * until REPS of them ran balanced in all configurations, up to 3 x REPS:
- * its per-fault medians are then over REPS balanced runs.
+ * until REPS of them ran balanced in all configurations, up to 3 x REPS
+ * (make bench's report then uses those of them that also ran at full
+ * speed, which it sees in the pfcost plugin's records).
  *
  * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
  * each thread (same_region: the region) makes PASSES passes, mmap, fault
