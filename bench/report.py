@@ -148,19 +148,18 @@ def parse_cost(log, cost, tag=None):
         key = (name, t, tag) if tag else (name, t, a, c)
         runs.setdefault(key, {})[rep] = (per_fault(r, faults, balance), r)
     # each run's speed against the boot's usual rate for its benchmark and
-    # thread count, over all configurations
+    # thread count: the 90th percentile over all configurations
+    rated = [(key[:2], pf, worker_rate(r))
+             for key, reps in runs.items() for pf, r in reps.values()]
     usual = {}
-    for key, reps in runs.items():
-        usual.setdefault(key[:2], []).extend(
-            x for x in (worker_rate(r) for _, r in reps.values()) if x)
-    for key, reps in runs.items():
-        rates = sorted(usual[key[:2]])
-        if not rates:
-            continue
-        p90 = rates[int(0.9 * (len(rates) - 1))]
-        for pf, r in reps.values():
-            rate = worker_rate(r)
-            pf['speed'] = rate / p90 if rate else None
+    for group, _, rate in rated:
+        if rate:
+            usual.setdefault(group, []).append(rate)
+    for group, rates in usual.items():
+        rates.sort()
+        usual[group] = rates[int(0.9 * (len(rates) - 1))]
+    for group, pf, rate in rated:
+        pf['speed'] = rate / usual[group] if rate else None
     return runs
 
 
