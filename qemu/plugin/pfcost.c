@@ -16,6 +16,9 @@
  * top=N        length of the top lists in the report (default 15)
  * print=on     also print a one-line summary per interval through QEMU's
  *              log (shown with -d plugin)
+ * windows=on   the record also lists each closed window's own counts
+ *              ("window_list": seconds, transfers by data class, per-vCPU
+ *              counts), to see what varies within a run
  *
  * Markers (docs/bench.md "Cost model"): `xchg %bx,%bx` (66 87 db) starts an
  * interval, the next one ends it; `xchg %dx,%dx` (66 87 d2) ends the running
@@ -175,6 +178,11 @@ static int window_open;			/* under marker_lock */
 static unsigned long windows;		/* windows closed in this interval */
 static double window_secs;
 static double window_start;
+static int list_windows;		/* windows=on */
+static FILE *window_list;		/* this interval's, in memory */
+static char *window_list_buf;
+static size_t window_list_len;
+static uint64_t window_class_base[NR_CLASSES];
 static unsigned long seq;
 static double t_start;
 static pthread_mutex_t marker_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -598,6 +606,17 @@ static void start_interval(void)
 	madvise(lines, NR_LINES * sizeof(*lines), MADV_DONTNEED);
 	madvise(stamps, NR_LINES * sizeof(*stamps), MADV_DONTNEED);
 	seq++;
+	if (list_windows) {
+		if (window_list)
+			fclose(window_list);
+		free(window_list_buf);
+		window_list_buf = NULL;
+		window_list = open_memstream(&window_list_buf, &window_list_len);
+		if (!window_list) {
+			fprintf(stderr, "pfcost: out of memory: windows=on dropped\n");
+			list_windows = 0;
+		}
+	}
 	window_open = 0;
 	windows = 0;
 	window_secs = 0;
@@ -790,23 +809,62 @@ static void win_now(const struct vcpu *v, uint64_t *c)
 		      __atomic_load_n(&v->xfer_store, __ATOMIC_RELAXED);
 }
 
+static uint64_t class_xfer_now(int k)
+{
+	return sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
+}
+
+/*
+ * windows=on: the window closing now, as one entry of window_list, from
+ * @c, each vCPU's counts now (win_now()).
+ */
+static void list_window(double secs, uint64_t (*c)[NR_WIN])
+{
+	uint64_t cls[NR_CLASSES], total = 0;
+	int i, k;
+
+	for (k = 0; k < NR_CLASSES; k++) {
+		cls[k] = class_xfer_now(k) - window_class_base[k];
+		total += cls[k];
+	}
+	fprintf(window_list, "%s{\"host_secs\":%.6f,\"transfers\":%" PRIu64 ",\"by_class\":{",
+		windows ? "," : "", secs, total);
+	for (k = 0; k < NR_CLASSES; k++)
+		fprintf(window_list, "%s\"%s\":%" PRIu64, k ? "," : "", class_name[k], cls[k]);
+	fputs("},\"per_vcpu\":[", window_list);
+	for (i = 0; i < nr_vcpus; i++) {
+		fputs(i ? ",{" : "{", window_list);
+		for (k = 0; k < NR_WIN; k++)
+			fprintf(window_list, "%s\"%s\":%" PRIu64, k ? "," : "", win_name[k],
+				c[i][k] - vcpus[i].win_base[k]);
+		fputc('}', window_list);
+	}
+	fputs("]}", window_list);
+}
+
 /* A second opening restarts the window; a close without an opening is ignored. */
 static void window_mark(int open)
 {
-	uint64_t c[NR_WIN];
+	uint64_t c[MAX_VCPUS][NR_WIN];
 	int i, k;
 
 	if (!open && !window_open)
 		return;
+	for (i = 0; i < nr_vcpus; i++)
+		win_now(&vcpus[i], c[i]);
+	if (list_windows && open)
+		for (k = 0; k < NR_CLASSES; k++)
+			window_class_base[k] = class_xfer_now(k);
+	else if (list_windows)
+		list_window(now() - window_start, c);
 	for (i = 0; i < nr_vcpus; i++) {
 		struct vcpu *v = &vcpus[i];
 
-		win_now(v, c);
 		for (k = 0; k < NR_WIN; k++) {
 			if (open)
-				v->win_base[k] = c[k];
+				v->win_base[k] = c[i][k];
 			else
-				v->win_sum[k] += c[k] - v->win_base[k];
+				v->win_sum[k] += c[i][k] - v->win_base[k];
 		}
 	}
 	if (open) {
@@ -835,7 +893,12 @@ static void put_window(void)
 				vcpus[i].win_sum[k]);
 		fputc('}', out);
 	}
-	fputs("]}", out);
+	fputc(']', out);
+	if (list_windows) {
+		fflush(window_list);
+		fprintf(out, ",\"window_list\":[%.*s]", (int)window_list_len, window_list_buf);
+	}
+	fputc('}', out);
 }
 
 static void stop_interval(void)
@@ -918,7 +981,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 
 static int bad_arg(const char *arg)
 {
-	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off)\n",
+	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off, windows=on|off)\n",
 		arg);
 	return -1;
 }
@@ -951,6 +1014,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			if (!*val || *end || kb < 0 || kb > (1L << 30))
 				return bad_arg(argv[i]);
 			cache_lines = ((uint64_t)kb << 10) >> LINE_SHIFT;
+		} else if (klen == 7 && !strncmp(argv[i], "windows", 7)) {
+			if (!strcmp(val, "on"))
+				list_windows = 1;
+			else if (strcmp(val, "off"))
+				return bad_arg(argv[i]);
 		} else if (klen == 5 && !strncmp(argv[i], "print", 5)) {
 			if (!strcmp(val, "on"))
 				print_summary = 1;

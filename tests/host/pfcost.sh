@@ -6,7 +6,8 @@
 # turns of ping-pong on one line (plain stores and atomics), N for an RMW
 # instruction on a line the other vCPU wrote, about 0 for private lines;
 # a window (pfbench's all-workers-running stretch) counts what happened
-# inside it only.
+# inside it only, and with windows=on lists each window's own counts,
+# which add up to the sums.
 # Transfer counts do not depend on timing: each turn waits for the other.
 # The model orders accesses by the plugin's callbacks, which QEMU runs just
 # after each access: a write that follows the other vCPU's store within
@@ -22,8 +23,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/host/lib.sh"
 host_test_env
 log=$out/pfcost-console.log report=$out/pfcost-model.jsonl
-echo "1..8"
-"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 2 -m 512 -r pfcostmodel \
+echo "1..9"
+PFSCALE_PFCOST_ARGS=windows=on "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 2 -m 512 -r pfcostmodel \
 	-P "$report" -l "$log" -t 400 >"$out/pfcost-boot.out" 2>&1
 echo "# boot exit $? (log $log, report $report)"
 tr -d '\r' < "$log" | grep '^PFCOST_MODEL' > "$out/pfcost-model.lines"
@@ -40,6 +41,7 @@ checks = [
     'pfcost: threads storing to private lines N times: user-memory transfers under 1% of N',
     'pfcost: every transfer has a data class, the pause loops count as spin, the kernel ran',
     'pfcost: a window counts only inside it: P faults of 3P, 1 window (stray closes ignored, one left open dropped), P of them on the faulting vCPU',
+    'pfcost: windows=on: every record lists its closed windows, whose per-vCPU counts add up to the window sums and whose data classes add up to their transfers',
 ]
 try:
     recs = [json.loads(l) for l in open(report)]
@@ -109,4 +111,23 @@ result(win.get('windows') == 1 and p <= win.get('page_faults', -1) <= p + 2
        checks[7], 'P=%d: interval %d faults; window: %s windows, %s faults (per vCPU %s)'
        % (p, wr['page_faults'], win.get('windows'), win.get('page_faults'),
           [v['page_faults'] for v in pv]))
+wrong = []
+for r in recs:
+    w = r.get('window', {})
+    wl = w.get('window_list')
+    if wl is None or len(wl) != w.get('windows'):
+        wrong.append('record %d: %s windows, %s listed'
+                     % (r['seq'], w.get('windows'), 'no list' if wl is None else len(wl)))
+        continue
+    for i, v in enumerate(w['per_vcpu']):
+        for key, total in v.items():
+            listed = sum(e['per_vcpu'][i][key] for e in wl)
+            if listed != total:
+                wrong.append('record %d vCPU %d %s: %d listed, %d summed'
+                             % (r['seq'], i, key, listed, total))
+    wrong += ['record %d window %d: classes %d, transfers %d'
+              % (r['seq'], j, sum(e['by_class'].values()), e['transfers'])
+              for j, e in enumerate(wl) if sum(e['by_class'].values()) != e['transfers']]
+result(not wrong, checks[8], '; '.join(wrong[:3]) or '%d records, %d windows listed'
+       % (len(recs), sum(len(r['window']['window_list']) for r in recs)))
 PY
