@@ -749,6 +749,38 @@ static uint64_t sum_at(size_t offset)
 }
 #define SUM(field) sum_at(offsetof(struct vcpu, field))
 
+/* Transfers of data class @k so far, over all vCPUs. */
+static uint64_t class_xfer_now(int k)
+{
+	return sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
+}
+
+/* A "by_class" object of @cls[NR_CLASSES] on @f. */
+static void put_classes(FILE *f, const uint64_t *cls)
+{
+	int k;
+
+	fputs("\"by_class\":{", f);
+	for (k = 0; k < NR_CLASSES; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", class_name[k], cls[k]);
+	fputc('}', f);
+}
+
+/* A window's "per_vcpu" array of @c[vCPU][NR_WIN] on @f. */
+static void put_window_vcpus(FILE *f, uint64_t (*c)[NR_WIN])
+{
+	int i, k;
+
+	fputs("\"per_vcpu\":[", f);
+	for (i = 0; i < nr_vcpus; i++) {
+		fputs(i ? ",{" : "{", f);
+		for (k = 0; k < NR_WIN; k++)
+			fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", win_name[k], c[i][k]);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 /* print=on: the interval in a few lines, per page fault when there were any. */
 static void print_interval(uint64_t xfer, double secs)
 {
@@ -775,7 +807,7 @@ static void print_interval(uint64_t xfer, double secs)
 	free(r);
 	len += snprintf(msg + len, sizeof(msg) - len, "; data:");
 	for (k = 0; k < NR_CLASSES && len < sizeof(msg); k++) {
-		uint64_t c = sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
+		uint64_t c = class_xfer_now(k);
 
 		if (c * 20 >= xfer && c)	/* classes with 5% or more */
 			len += snprintf(msg + len, sizeof(msg) - len, " %s %.0f%%", class_name[k],
@@ -809,37 +841,28 @@ static void win_now(const struct vcpu *v, uint64_t *c)
 		      __atomic_load_n(&v->xfer_store, __ATOMIC_RELAXED);
 }
 
-static uint64_t class_xfer_now(int k)
-{
-	return sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
-}
-
 /*
  * windows=on: the window closing now, as one entry of window_list, from
  * @c, each vCPU's counts now (win_now()).
  */
 static void list_window(double secs, uint64_t (*c)[NR_WIN])
 {
-	uint64_t cls[NR_CLASSES], total = 0;
+	uint64_t cls[NR_CLASSES], own[MAX_VCPUS][NR_WIN], total = 0;
 	int i, k;
 
 	for (k = 0; k < NR_CLASSES; k++) {
 		cls[k] = class_xfer_now(k) - window_class_base[k];
 		total += cls[k];
 	}
-	fprintf(window_list, "%s{\"host_secs\":%.6f,\"transfers\":%" PRIu64 ",\"by_class\":{",
-		windows ? "," : "", secs, total);
-	for (k = 0; k < NR_CLASSES; k++)
-		fprintf(window_list, "%s\"%s\":%" PRIu64, k ? "," : "", class_name[k], cls[k]);
-	fputs("},\"per_vcpu\":[", window_list);
-	for (i = 0; i < nr_vcpus; i++) {
-		fputs(i ? ",{" : "{", window_list);
+	for (i = 0; i < nr_vcpus; i++)
 		for (k = 0; k < NR_WIN; k++)
-			fprintf(window_list, "%s\"%s\":%" PRIu64, k ? "," : "", win_name[k],
-				c[i][k] - vcpus[i].win_base[k]);
-		fputc('}', window_list);
-	}
-	fputs("]}", window_list);
+			own[i][k] = c[i][k] - vcpus[i].win_base[k];
+	fprintf(window_list, "%s{\"host_secs\":%.6f,\"transfers\":%" PRIu64 ",",
+		windows ? "," : "", secs, total);
+	put_classes(window_list, cls);
+	fputc(',', window_list);
+	put_window_vcpus(window_list, own);
+	fputc('}', window_list);
 }
 
 /* A second opening restarts the window; a close without an opening is ignored. */
@@ -879,21 +902,17 @@ static void window_mark(int open)
 /* The closed windows' sums, overall and per vCPU; a window left open is dropped. */
 static void put_window(void)
 {
+	uint64_t sums[MAX_VCPUS][NR_WIN];
 	int i, k;
 
 	fprintf(out, ",\"window\":{\"windows\":%lu,\"host_secs\":%.6f", windows, window_secs);
 	for (k = 0; k < NR_WIN; k++)
 		fprintf(out, ",\"%s\":%" PRIu64, win_name[k],
 			sum_at(offsetof(struct vcpu, win_sum) + k * sizeof(uint64_t)));
-	fputs(",\"per_vcpu\":[", out);
-	for (i = 0; i < nr_vcpus; i++) {
-		fputs(i ? ",{" : "{", out);
-		for (k = 0; k < NR_WIN; k++)
-			fprintf(out, "%s\"%s\":%" PRIu64, k ? "," : "", win_name[k],
-				vcpus[i].win_sum[k]);
-		fputc('}', out);
-	}
-	fputc(']', out);
+	for (i = 0; i < nr_vcpus; i++)
+		memcpy(sums[i], vcpus[i].win_sum, sizeof(sums[i]));
+	fputc(',', out);
+	put_window_vcpus(out, sums);
 	if (list_windows) {
 		fflush(window_list);
 		fprintf(out, ",\"window_list\":[%.*s]", (int)window_list_len, window_list_buf);
@@ -904,7 +923,7 @@ static void put_window(void)
 static void stop_interval(void)
 {
 	double secs;
-	uint64_t xfer;
+	uint64_t xfer, cls[NR_CLASSES];
 	int c, j;
 
 	__atomic_store_n(&active, 0, __ATOMIC_RELEASE);
@@ -926,10 +945,10 @@ static void stop_interval(void)
 		",\"fills\":%" PRIu64 ",\"aged_out\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "},",
 		xfer, SUM(xfer_load), SUM(xfer_store), SUM(xfer_store_dirty), SUM(hot_overflow),
 		SUM(fills), SUM(evicted), (cache_lines << LINE_SHIFT) >> 10);
-	fputs("\"by_class\":{", out);
 	for (c = 0; c < NR_CLASSES; c++)
-		fprintf(out, "%s\"%s\":%" PRIu64, c ? "," : "", class_name[c], sum_at(offsetof(struct vcpu, class_xfer) + c * sizeof(uint64_t)));
-	fputs("},\"per_vcpu\":[", out);
+		cls[c] = class_xfer_now(c);
+	put_classes(out, cls);
+	fputs(",\"per_vcpu\":[", out);
 	for (j = 0; j < nr_vcpus; j++) {
 		struct vcpu *v = &vcpus[j];
 
