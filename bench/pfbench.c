@@ -329,8 +329,8 @@ static char *map_tables(void)
 		die("mmap");
 	if (start != (uintptr_t)m)
 		munmap(m, start - (uintptr_t)m);
-	if (start + REGION != (uintptr_t)m + REGION + CHUNK)
-		munmap((char *)start + REGION, (uintptr_t)m + CHUNK - start);
+	/* a tail is left: start is at most m + CHUNK - PAGE */
+	munmap((char *)start + REGION, (uintptr_t)m + CHUNK - start);
 	return (char *)start;
 }
 
