@@ -498,7 +498,12 @@ static inline int race_round(long pages, int n, int round, int advice)
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-static inline void mm_quiesce(void)
+/*
+ * Run @fn(@arg) on every online CPU in turn, this thread pinned there; the
+ * thread's affinity is restored afterwards. Per-CPU state (LRU add batches,
+ * vmstat diffs) can only be flushed from its own CPU without a kernel hook.
+ */
+static inline void on_each_cpu_call(void (*fn)(void *), void *arg)
 {
 	unsigned long old[16] = { 0 }, one[16];
 	long cpu, n = sysconf(_SC_NPROCESSORS_CONF);
@@ -511,10 +516,18 @@ static inline void mm_quiesce(void)
 		memset(one, 0, sizeof(one));
 		one[cpu / 64] = 1UL << (cpu % 64);
 		/* Returns once this thread runs on @cpu (offline ones fail). */
-		if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) == 0)
+		if (syscall(SYS_sched_setaffinity, 0, sizeof(one), one) == 0) {
 			sched_yield();
+			if (fn)
+				fn(arg);
+		}
 	}
 	syscall(SYS_sched_setaffinity, 0, sizeof(old), old);
+}
+
+static inline void mm_quiesce(void)
+{
+	on_each_cpu_call(NULL, NULL);
 	write_file("/proc/sys/vm/stat_refresh", "1");
 }
 
