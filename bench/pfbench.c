@@ -7,6 +7,11 @@
  *
  *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds> <interval> <balance>
  *
+ * and, once all repetitions of every benchmark are done, its verdict on
+ * each run (below):
+ *
+ *   USED <name> <threads> <atomic> <counters> <rep> <rate> <speed> <used>
+ *
  * Each run executes the pfcost markers (bench/pfcost.h) around it, from
  * before the workers start to after they are joined: <interval> is the
  * number of the pfcost plugin's record that counted it (1, 2, ...: this
@@ -35,10 +40,15 @@
  * done (its faults over the first one's; same_region: summed over the 2 MiB
  * chunks). The host slows the vCPUs unevenly at times, and how often lines
  * move depends on how the workers' speeds compare: a run is balanced when
- * <balance> >= -B (0.95). A benchmark and thread count gets repetitions
- * until REPS of them ran balanced in all configurations, up to 3 x REPS
- * (make bench's report then uses those of them that also ran at full
- * speed, which it sees in the pfcost plugin's records).
+ * <balance> >= -B (0.95). The host also runs both vCPUs slowly at times
+ * (or on one host CPU by turns): the run is then balanced, but lines move
+ * less often (10-50% fewer transfers per fault). <rate> is the slowest
+ * worker's faults per second in the windows (the guest's clock is the
+ * host's TSC under make bench), <speed> that rate over its configuration's
+ * usual one (the 90th percentile of its runs). A run is used when balanced
+ * and at full speed, <speed> >= FULL_SPEED. A benchmark and thread count
+ * gets repetitions until REPS of them were used in all configurations, up
+ * to 3 x REPS; make bench's report takes the USED verdicts as they are.
  *
  * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
  * each thread (same_region: the region) makes PASSES passes, mmap, fault
@@ -85,6 +95,7 @@ static pthread_barrier_t start_bar, end_bar;
  */
 enum { WIN_WAITING, WIN_OPEN, WIN_DONE };
 static int window, started;
+static double window_opened, window_secs;	/* now() at the open, time open */
 static char *volatile shared_region;
 static int intervals;		/* pfcost intervals ended so far */
 static int unpinned;		/* -U: workers not pinned to CPUs */
@@ -97,6 +108,14 @@ static double secs = 1;		/* -s: seconds per run, without -p */
  * speeds compare.
  */
 static double min_balance = 0.95;
+/*
+ * A run at full speed: its slowest worker made at least this fraction of
+ * the usual faults per second. The pfcost plugin sees the vCPUs'
+ * instructions per host second; at 2 threads this rate and that one fall
+ * on the same side of 0.9 in 677 of 697 runs (make bench runs G, H, I;
+ * the others within 0.05 of it).
+ */
+#define FULL_SPEED 0.9
 static int have_atomic, have_counters;	/* the debugfs switches exist */
 
 /* A line each: the workers' fault counters must not bounce between CPUs. */
@@ -148,6 +167,7 @@ static void note_progress(int n, long chunks)
 {
 	int i;
 
+	window_secs += now() - window_opened;
 	for (i = 0; i < n; i++)
 		workers[i].at_close += __atomic_load_n(&workers[i].faults, __ATOMIC_RELAXED) -
 				       chunks * workers[i].share;
@@ -159,8 +179,10 @@ static void work_started(int nthreads)
 
 	if (__atomic_add_fetch(&started, 1, __ATOMIC_ACQ_REL) == nthreads &&
 	    __atomic_compare_exchange_n(&window, &expect, WIN_OPEN, 0, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE))
+					__ATOMIC_ACQUIRE)) {
+		window_opened = now();
 		pfcost_window_open();
+	}
 }
 
 /*
@@ -184,6 +206,7 @@ static void window_reset(void)
 {
 	started = 0;
 	window = WIN_WAITING;
+	window_secs = 0;
 }
 
 /* page_fault1/2/3: private or shared region, fault every page, repeat. */
@@ -248,8 +271,10 @@ static void chunk_barrier(int n, long chunks_before, int after_chunk, int open_n
 		note_progress(n, chunks_before);
 	}
 	if (arrived == n) {
-		if (open_next)
+		if (open_next) {
+			window_opened = now();
 			pfcost_window_open();
+		}
 		__atomic_store_n(&chunk_bar.count, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&chunk_bar.gen, gen + 1, __ATOMIC_RELEASE);
 		return;
@@ -334,16 +359,24 @@ static char *map_tables(void)
 	return (char *)start;
 }
 
+/* A run's figures, for its verdict. */
+struct outcome {
+	double balance;		/* the slowest worker's progress over the fastest's */
+	double rate;		/* the slowest worker's faults per second in the windows */
+};
+
 /*
  * One run of @b with @n workers: its faults; *@elapsed, the seconds it
- * took; *@balance, the slowest worker's progress over the fastest's when
- * the windows closed (0: no window, a worker was done before all began).
+ * took; @out->balance, the slowest worker's progress over the fastest's
+ * when the windows closed (0: no window, a worker was done before all
+ * began), @out->rate its faults per second in them.
  */
-static long run(enum bench b, int n, double secs, double *elapsed, double *balance)
+static long run(enum bench b, int n, double secs, double *elapsed, struct outcome *out)
 {
 	struct worker w[256];
 	double t0;
 	double slowest = 0, fastest = 0;
+	long slowest_faults = 0;
 	long total = 0, left = passes;
 	int i;
 
@@ -397,12 +430,15 @@ static long run(enum bench b, int n, double secs, double *elapsed, double *balan
 		if (!w[i].share)	/* same_region on more than 64 CPUs */
 			continue;
 		got = (double)w[i].at_close / w[i].share;
-		if (!i || got < slowest)
+		if (!i || got < slowest) {
 			slowest = got;
+			slowest_faults = w[i].at_close;
+		}
 		if (got > fastest)
 			fastest = got;
 	}
-	*balance = fastest ? slowest / fastest : 0;
+	out->balance = fastest ? slowest / fastest : 0;
+	out->rate = window_secs > 0 ? slowest_faults / window_secs : 0;
 	if (passes && b != SAME)	/* the work ends when the last worker does */
 		*elapsed = now() - t0;
 	pfcost_mark();
@@ -421,22 +457,81 @@ static int parse_list(char *s, int *out, int max)
 	return n;
 }
 
-static int nr_configs(void)
+/*
+ * Every run's outcome: [benchmark][thread count][repetition][configuration],
+ * the configuration numbered atomic * 2 + counters.
+ */
+static struct outcome *outcomes;
+static int max_reps, nr_threads;
+
+static struct outcome *outcome(enum bench b, int t, int rep, int config)
 {
-	return (have_atomic + 1) * (have_counters + 1);
+	return &outcomes[(((long)b * nr_threads + t) * max_reps + rep) * 4 + config];
 }
 
-/*
- * One repetition of benchmark @b at @nthr threads: each configuration once,
- * back to back; how many of them ran balanced (all, at one thread).
- */
-static int round_of(enum bench b, int nthr, int rep)
+static int cmp_double(const void *x, const void *y)
 {
-	int a, c, balanced = 0;
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The usual rate of a configuration: the 90th percentile of its @nrep runs. */
+static double usual_rate(enum bench b, int t, int config, int nrep)
+{
+	double rates[nrep];
+	int r;
+
+	for (r = 0; r < nrep; r++)
+		rates[r] = outcome(b, t, r, config)->rate;
+	qsort(rates, nrep, sizeof(*rates), cmp_double);
+	return rates[(int)(0.9 * (nrep - 1))];
+}
+
+/* A run's speed: its rate over its configuration's usual one (of @nrep). */
+static double speed(enum bench b, int t, int rep, int config, int nrep)
+{
+	double usual = usual_rate(b, t, config, nrep);
+
+	return usual > 0 ? outcome(b, t, rep, config)->rate / usual : 0;
+}
+
+/* The verdict on a run, one of @nrep of its configuration: used or not. */
+static int used(enum bench b, int t, int rep, int config, int nrep)
+{
+	return outcome(b, t, rep, config)->balance >= min_balance &&
+	       speed(b, t, rep, config, nrep) >= FULL_SPEED;
+}
+
+static int config_of(int atomic, int counters)
+{
+	return atomic * 2 + counters;
+}
+
+/* Of the first @nrep repetitions, how many were used in every configuration. */
+static int reps_used(enum bench b, int t, int nrep)
+{
+	int r, a, c, n = 0, all;
+
+	for (r = 0; r < nrep; r++) {
+		all = 1;
+		for (a = 0; a <= have_atomic; a++)
+			for (c = 0; c <= have_counters; c++)
+				all &= used(b, t, r, config_of(a, c), nrep);
+		n += all;
+	}
+	return n;
+}
+
+/* One repetition of benchmark @b at thread count @t: each configuration once, back to back. */
+static void round_of(enum bench b, int t, int nthr, int rep)
+{
+	int a, c;
 
 	for (a = 0; a <= have_atomic; a++)
 		for (c = 0; c <= have_counters; c++) {
-			double elapsed, balance;
+			struct outcome *o = outcome(b, t, rep, config_of(a, c));
+			double elapsed;
 			long f;
 
 			if ((have_atomic && write_knob("atomic_pte", a)) ||
@@ -444,19 +539,34 @@ static int round_of(enum bench b, int nthr, int rep)
 				fprintf(stderr, "pfbench: cannot switch debugfs knobs\n");
 				exit(1);
 			}
-			f = run(b, nthr, secs, &elapsed, &balance);
+			f = run(b, nthr, secs, &elapsed, o);
 			printf("BENCH %s %d %d %d %d %ld %.4f %d %.3f\n", bench_name[b], nthr, a,
-			       have_counters ? c : 1, rep, f, elapsed, intervals, balance);
+			       have_counters ? c : 1, rep, f, elapsed, intervals, o->balance);
 			fflush(stdout);
-			balanced += balance >= min_balance;
 		}
-	return balanced;
+}
+
+/* The verdicts on the @nrep runs of each configuration of @b at thread count @t. */
+static void print_verdicts(enum bench b, int t, int nthr, int nrep)
+{
+	int r, a, c, config;
+
+	for (r = 0; r < nrep; r++)
+		for (a = 0; a <= have_atomic; a++)
+			for (c = 0; c <= have_counters; c++) {
+				config = config_of(a, c);
+				printf("USED %s %d %d %d %d %.0f %.3f %d\n", bench_name[b], nthr, a,
+				       have_counters ? c : 1, r, outcome(b, t, r, config)->rate,
+				       speed(b, t, r, config, nrep), used(b, t, r, config, nrep));
+			}
+	printf("# pfbench: %s at %d threads: %d of %d repetitions used in every configuration\n",
+	       bench_name[b], nthr, reps_used(b, t, nrep), nrep);
 }
 
 int main(int argc, char **argv)
 {
 	int threads[16], nthreads = 0, reps = 3, want[NR_BENCH] = { 1, 1, 1, 1 };
-	int balanced[NR_BENCH][16] = { { 0 } }, rep, t, o, ran;
+	int done[NR_BENCH][16] = { { 0 } }, rep, t, o, ran;
 	enum bench b;
 
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -488,32 +598,47 @@ int main(int argc, char **argv)
 	if (!nthreads)
 		for (t = 1; t <= cpus && nthreads < 16; t *= 2)
 			threads[nthreads++] = t;
-	if (threads[nthreads - 1] != cpus && nthreads < 16)
+	/* and all CPUs, unless listed (a thread count twice would mix its runs) */
+	for (t = 0; t < nthreads && threads[t] != cpus; t++)
+		;
+	if (t == nthreads && nthreads < 16)
 		threads[nthreads++] = cpus;
 	have_atomic = !access(DBG "atomic_pte", W_OK);
 	have_counters = !access(DBG "enable", W_OK);
 	if (passes)
-		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f\n",
+		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f, full speed %.2f\n",
 		       cpus, passes, reps, unpinned ? "unpinned" : "pinned",
-		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance);
+		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance,
+		       FULL_SPEED);
 	else
-		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f\n",
+		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f, full speed %.2f\n",
 		       cpus, secs, reps, unpinned ? "unpinned" : "pinned",
-		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance);
+		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance,
+		       FULL_SPEED);
 	fflush(stdout);
+	max_reps = 3 * reps;
+	nr_threads = nthreads;
+	outcomes = calloc((long)NR_BENCH * nr_threads * max_reps * 4, sizeof(*outcomes));
+	if (!outcomes)
+		die("calloc");
 	/*
 	 * Repetitions outermost and configurations innermost, so drift hits all
 	 * alike. After @reps, more repetitions, up to twice as many again, of
-	 * the benchmarks and thread counts with fewer than @reps balanced ones
-	 * (all configurations at once, so they stay back-to-back pairs).
+	 * the benchmarks and thread counts with fewer than @reps used in every
+	 * configuration (all configurations at once, so they stay back-to-back
+	 * pairs).
 	 */
-	for (rep = 0, ran = 1; ran && rep < 3 * reps; rep++)
+	for (rep = 0, ran = 1; ran && rep < max_reps; rep++)
 		for (ran = 0, b = 0; b < NR_BENCH; b++)
 			for (t = 0; want[b] && t < nthreads; t++)
-				if (rep < reps || balanced[b][t] < reps) {
-					balanced[b][t] += round_of(b, threads[t], rep) == nr_configs();
+				if (rep < reps || reps_used(b, t, done[b][t]) < reps) {
+					round_of(b, t, threads[t], rep);
+					done[b][t]++;
 					ran = 1;
 				}
+	for (b = 0; b < NR_BENCH; b++)
+		for (t = 0; want[b] && t < nthreads; t++)
+			print_verdicts(b, t, threads[t], done[b][t]);
 	write_knob("atomic_pte", 0);
 	write_knob("enable", 1);
 	return 0;

@@ -13,6 +13,7 @@ over unpatched."""
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -47,14 +48,45 @@ def bench_lines(log):
     return out
 
 
-def min_balance(log):
-    """The balance pfbench called enough (its header line), or its default."""
+def pfbench_setting(log, words, default):
+    """A setting from pfbench's header line, the number after @words
+    ("balance", "full speed"), or @default if the line has none."""
+    words = words.split()
     with open(log, errors='replace') as f:
         for line in f:
-            w = line.split()
-            if line.startswith('# pfbench:') and 'balance' in w[:-1]:
-                return float(w[w.index('balance') + 1])
-    return 0.95
+            if not line.startswith('# pfbench:'):
+                continue
+            w = line.replace(',', ' ').split()
+            for i in range(len(w) - len(words)):
+                if w[i:i + len(words)] == words:
+                    return float(w[i + len(words)])
+    return default
+
+
+def pfbench_reps(log):
+    """REPS, the repetitions pfbench was asked for (its header's "N reps"),
+    or None."""
+    with open(log, errors='replace') as f:
+        for line in f:
+            m = re.match(r'# pfbench:.* (\d+) reps,', line)
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def verdicts(log):
+    """pfbench's verdict on each run, {(bench, threads, atomic, counters,
+    rep): (speed, used)}, from its USED lines (printed once all runs are
+    done): used when balanced and at full speed, a rule pfbench alone
+    applies (bench/pfbench.c)."""
+    out = {}
+    with open(log, errors='replace') as f:
+        for line in f:
+            w = line.strip().replace('\r', '').split()
+            if len(w) == 9 and w[0] == 'USED':
+                out[(w[1],) + tuple(int(x) for x in w[2:6])] = (
+                    float(w[7]), w[8] == '1')
+    return out
 
 
 def parse(log):
@@ -70,32 +102,12 @@ COST_METRICS = ('insns', 'insns_kernel', 'insns_user', 'insns_spin',
                 'transfers', 'transfers_run')
 
 
-# A run counts when its workers kept pace (balance >= pfbench -B) and ran
-# at full speed: every worker's vCPU executed, in the window, at least this
-# fraction of the boot's usual rate for the benchmark and thread count (its
-# 90th percentile over all configurations). The host at times runs both
-# vCPU threads slowly, or on one CPU by turns: then, though balanced, they
-# share lines less often (2-thread transfers per fault 10-50% lower in
-# runs under 85% of the usual rate; within 3-6% of the median above 90%).
-FULL_SPEED = 0.9
-
-
-def worker_rate(rec):
-    """The slowest worker vCPU's instructions per host second in the
-    record's window (vCPUs without faults in it are not workers); None
-    without per-vCPU window counts."""
-    win = rec.get('window') or {}
-    rates = [v['insns'] / win['host_secs'] for v in win.get('per_vcpu', [])
-             if v.get('page_faults') and win.get('host_secs')]
-    return min(rates) if rates else None
-
-
-def per_fault(rec, faults, balance):
+def per_fault(rec, faults, balance, verdict):
     """insns: the work, without spin-waiting (counted apart, insns_spin);
     transfers: over the record's window, the stretch in which all workers
     run (pfbench), per fault in it; transfers_run: over the whole run.
-    balance: the BENCH line's (None: not measured); speed: set by
-    parse_cost(), the run's worker_rate() over the boot's usual one."""
+    balance: the BENCH line's (None: not measured); speed and used:
+    pfbench's verdict on the run (None: an older pfbench gave none)."""
     ins = rec['insns']
     spin = ins['spin_user'] + ins['spin_kernel']
     total = ins['user'] + ins['kernel'] - spin
@@ -109,24 +121,25 @@ def per_fault(rec, faults, balance):
             'insns_spin': spin / faults,
             'transfers': xfer,
             'transfers_run': rec['transfers']['total'] / faults,
-            'balance': balance, 'speed': None}
+            'balance': balance,
+            'speed': verdict[0] if verdict else None,
+            'used': verdict[1] if verdict else None}
 
 
-def counts(pf, threshold):
-    """Whether a run counts: balanced (@threshold, pfbench -B) and at
-    full speed (FULL_SPEED); a figure not measured does not exclude it."""
-    return (pf['balance'] is None or pf['balance'] >= threshold) and \
-        (pf['speed'] is None or pf['speed'] >= FULL_SPEED)
+def counts(pf):
+    """Whether a run counts: pfbench's verdict (balanced and at full
+    speed); every run of an older pfbench without verdicts."""
+    return pf['used'] is None or pf['used']
 
 
-def metric_values(reps, metric, threshold):
+def metric_values(reps, metric):
     """The repetitions' values of @metric, those of the runs that count
     (all if none does); (values, runs that count). How many lines move
     depends on how the workers' speeds compare and on how fast the host
     runs them, and while one waits for another (same_region's barrier) its
     vCPU keeps taking timer ticks: instructions too."""
     pfs = [pf for pf, _ in reps.values()]
-    used = [pf for pf in pfs if counts(pf, threshold)]
+    used = [pf for pf in pfs if counts(pf)]
     return [pf[metric] for pf in used or pfs], len(used)
 
 
@@ -141,48 +154,38 @@ def parse_cost(log, cost, tag=None):
                 r = json.loads(line)
                 recs[r['seq']] = r
     runs = {}
+    verdict = verdicts(log)
     for name, t, a, c, rep, faults, _, interval, balance in bench_lines(log):
         r = recs.get(interval)
         if r is None or not faults:
             continue
         key = (name, t, tag) if tag else (name, t, a, c)
-        runs.setdefault(key, {})[rep] = (per_fault(r, faults, balance), r)
-    # each run's speed against the boot's usual rate for its benchmark and
-    # thread count: the 90th percentile over all configurations
-    rated = [(key[:2], pf, worker_rate(r))
-             for key, reps in runs.items() for pf, r in reps.values()]
-    usual = {}
-    for group, _, rate in rated:
-        if rate:
-            usual.setdefault(group, []).append(rate)
-    for group, rates in usual.items():
-        rates.sort()
-        usual[group] = rates[int(0.9 * (len(rates) - 1))]
-    for group, pf, rate in rated:
-        pf['speed'] = rate / usual[group] if rate else None
+        runs.setdefault(key, {})[rep] = (
+            per_fault(r, faults, balance, verdict.get((name, t, a, c, rep))),
+            r)
     return runs
 
 
-def cost_summary(reps, threshold):
+def cost_summary(reps):
     """Median and spread of each per-fault metric over the repetitions
     that count, and how many did."""
     out = {}
     for m in COST_METRICS:
-        values, used = metric_values(reps, m, threshold)
+        values, used = metric_values(reps, m)
         out[m] = summary(values)
     out['used_runs'] = used
     return out
 
 
-def cost_ratio(cost, num, den, metric, threshold):
+def cost_ratio(cost, num, den, metric):
     """Paired ratios of back-to-back runs: pairs of runs that count (all
     pairs if there is none)."""
     if num not in cost or den not in cost:
         return None
     both = [r for r in cost[num] if r in cost[den] and
             cost[den][r][0][metric]]
-    used = [r for r in both if counts(cost[num][r][0], threshold)
-            and counts(cost[den][r][0], threshold)]
+    used = [r for r in both if counts(cost[num][r][0])
+            and counts(cost[den][r][0])]
     both = used or both
     pairs = [cost[num][r][0][metric] / cost[den][r][0][metric] for r in both]
     if not pairs:
@@ -191,13 +194,13 @@ def cost_ratio(cost, num, den, metric, threshold):
             'max': max(pairs), 'pairs': pairs}
 
 
-def cost_ratio_unpaired(cost, num, den, metric, threshold):
+def cost_ratio_unpaired(cost, num, den, metric):
     """Two boots have no pairs: the ratio of medians, and its range from
     the extremes."""
     if num not in cost or den not in cost:
         return None
-    a = metric_values(cost[num], metric, threshold)[0]
-    b = metric_values(cost[den], metric, threshold)[0]
+    a = metric_values(cost[num], metric)[0]
+    b = metric_values(cost[den], metric)[0]
     if not min(b):
         return None
     return {'median': statistics.median(a) / statistics.median(b),
@@ -303,7 +306,7 @@ def plot(out, benches, threads, runs):
     return run_gnuplot(lines, png)
 
 
-def plot_cost(out, benches, threads, cost, configs, threshold):
+def plot_cost(out, benches, threads, cost, configs):
     dat = os.path.join(out, 'cost.dat')
     with open(dat, 'w') as f:
         for metric in ('insns', 'transfers'):
@@ -314,7 +317,7 @@ def plot_cost(out, benches, threads, cost, configs, threshold):
                     for key, _ in configs:
                         r = cost.get((b, t) + key)
                         row.append('%.2f' % statistics.median(
-                            metric_values(r, metric, threshold)[0])
+                            metric_values(r, metric)[0])
                             if r else 'NaN')
                     f.write(' '.join(row) + '\n')
                 f.write('\n\n')
@@ -349,7 +352,9 @@ CONFIGS = [((0, 0), 'stock,counters_off'), ((0, 1), 'stock,counters_on'),
 
 def cost_report(args, benches, threads, result):
     cost = parse_cost(args.log, args.cost)
-    threshold = result['min_balance'] = min_balance(args.log)
+    result['min_balance'] = pfbench_setting(args.log, 'balance', 0.95)
+    result['full_speed'] = pfbench_setting(args.log, 'full speed', None)
+    result['reps'] = pfbench_reps(args.log)
     if args.floor_log and args.floor_cost:
         cost.update(parse_cost(args.floor_log, args.floor_cost,
                                tag='unpatched'))
@@ -361,7 +366,7 @@ def cost_report(args, benches, threads, result):
                if any((b, t) + k in cost for b in benches for t in threads)]
     if any((b, t, 'unpatched') in cost for b in benches for t in threads):
         configs.append((('unpatched',), 'unpatched'))
-    table = ['%-12s %3s  %-20s %9s %6s %9s %6s %5s %8s %8s  %s' % (
+    table = ['%-12s %3s  %-20s %9s %6s %9s %6s %6s %8s %8s  %s' % (
         'benchmark', 'thr', 'configuration', 'insn/f', 'spread', 'xfer/f',
         'spread', 'used', 'kern/f', 'spin/f',
         'top transfer sites (share of xfers)')]
@@ -378,7 +383,7 @@ def cost_report(args, benches, threads, result):
                 reps = cost.get((b, t) + key)
                 if not reps:
                     continue
-                sm = cost_summary(reps, threshold)
+                sm = cost_summary(reps)
                 c = {'per_fault': sm,
                      'top_transfer_funcs': top_sites(reps, 'top_transfers',
                                                      'func'),
@@ -387,33 +392,38 @@ def cost_report(args, benches, threads, result):
                      'transfer_classes': class_shares(reps),
                      'hot_lines': hot_lines(reps),
                      'records': sorted(r['seq'] for _, r in reps.values())}
+                # pfbench ran 3 x REPS repetitions and fewer were used
+                c['short_of_reps'] = bool(result['reps']) and \
+                    sm['used_runs'] < result['reps']
                 entry['cost'][name] = c
                 sites = ', '.join('%s %.0f%%' % (f, 100 * v) for f, v in
                                   c['top_transfer_funcs'][:3])
                 table.append('%-12s %3d  %-20s %9.0f %5.1f%% %9.2f %5.1f%% '
-                             '%5s %8.0f %8.0f  %s' % (
+                             '%6s %8.0f %8.0f  %s' % (
                                  b, t, name, sm['insns']['median'],
                                  100 * sm['insns']['spread'],
                                  sm['transfers']['median'],
                                  100 * sm['transfers']['spread'],
-                                 '%d/%d' % (sm['used_runs'], len(reps)),
+                                 '%d/%d%s' % (sm['used_runs'], len(reps),
+                                              '*' if c['short_of_reps']
+                                              else ''),
                                  sm['insns_kernel']['median'],
                                  sm['insns_spin']['median'], sites))
             rs = {
                 'insns_atomic_over_stock': cost_ratio(
-                    cost, (b, t, 1, 1), (b, t, 0, 1), 'insns', threshold),
+                    cost, (b, t, 1, 1), (b, t, 0, 1), 'insns'),
                 'transfers_atomic_over_stock': cost_ratio(
-                    cost, (b, t, 1, 1), (b, t, 0, 1), 'transfers', threshold),
+                    cost, (b, t, 1, 1), (b, t, 0, 1), 'transfers'),
                 'insns_counters_on_over_off_stock': cost_ratio(
-                    cost, (b, t, 0, 1), (b, t, 0, 0), 'insns', threshold),
+                    cost, (b, t, 0, 1), (b, t, 0, 0), 'insns'),
                 'transfers_counters_on_over_off_stock': cost_ratio(
-                    cost, (b, t, 0, 1), (b, t, 0, 0), 'transfers', threshold),
+                    cost, (b, t, 0, 1), (b, t, 0, 0), 'transfers'),
                 'insns_counters_on_over_off_atomic': cost_ratio(
-                    cost, (b, t, 1, 1), (b, t, 1, 0), 'insns', threshold),
+                    cost, (b, t, 1, 1), (b, t, 1, 0), 'insns'),
                 'insns_counters_off_over_unpatched': cost_ratio_unpaired(
-                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'insns', threshold),
+                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'insns'),
                 'transfers_counters_off_over_unpatched': cost_ratio_unpaired(
-                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'transfers', threshold),
+                    cost, (b, t, 0, 0), (b, t, 'unpatched'), 'transfers'),
             }
             entry['cost_ratios'] = rs
             ratios.append('%-12s %3d  %-22s %-22s %-22s %-22s %-22s' % (
@@ -438,7 +448,7 @@ def cost_report(args, benches, threads, result):
                 '%s (first moved by %s) %.0f%%' % (
                     hot['what'], hot['first_func'], 100 * hot['share'])
                 if hot else '-'))
-    png = plot_cost(args.out, benches, threads, cost, configs, threshold)
+    png = plot_cost(args.out, benches, threads, cost, configs)
     result['cost_png'] = png
     text = table + [''] + ratios + [''] + sites
     with open(os.path.join(args.out, 'bench-cost.txt'), 'w') as f:
@@ -622,13 +632,16 @@ def main():
               'median over the repetitions used; spread '
               '(max-min)/median; used: runs used of all: balanced (the '
               'slowest worker had %.0f%%+ of the first done\'s faults) and '
-              'at full speed (every worker\'s vCPU at %.0f%%+ of the '
-              'boot\'s usual instructions per second); kern/f, spin/f: '
+              'at full speed (its faults per second %s of its '
+              'configuration\'s usual), pfbench\'s verdict; *: fewer '
+              'than REPS used, after pfbench\'s 3 x REPS runs; kern/f, spin/f: '
               'kernel and spin-wait instructions per fault. Ratios: median '
               '[min-max] of per-repetition pairs of runs used; '
               'cntoff/unpatch: stock,counters_off over the '
               'unpatched kernel (two boots: ratio of medians [extremes]).'
-              % (100 * result['min_balance'], 100 * FULL_SPEED))
+              % (100 * result['min_balance'],
+                 '%.0f%%+' % (100 * result['full_speed'])
+                 if result.get('full_speed') else '(not judged)'))
         print('\n'.join(cost_text))
     print('table: %s  json: %s  plot: %s' % (
         os.path.join(args.out, 'bench.txt'),

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Host-side unit test of bench/report.py's per-fault figures on made-up
-pfbench BENCH lines and pfcost records: transfers come from the run's
-window, only balanced runs count (instructions too), spin-waiting is not
-work, ratios pair balanced runs, and the comparison with an earlier run
-judges 1-thread transfers apart. Prints TAP."""
+pfbench BENCH and USED lines and pfcost records: transfers come from the
+run's window, only the runs pfbench used count (instructions too), with
+no rule of the report's own, spin-waiting is not work, ratios pair runs
+used, a median over fewer than REPS runs is flagged, and the comparison
+with an earlier run judges 1-thread transfers apart. Prints TAP."""
 import json
 import os
 import subprocess
@@ -34,10 +35,14 @@ def record(seq, insns, spin, run_xfer, win_xfer, win_faults=FAULTS,
 def main():
     # same_region at 2 threads, stock and atomic (counters on), 6 reps:
     # reps 1 and 3 unbalanced, with fewer transfers and more instructions;
-    # rep 5 balanced but at half the usual speed, fewer transfers again
+    # rep 5 balanced, with fewer transfers again, and judged by pfbench not
+    # at full speed, though the plugin saw its vCPUs at the usual
+    # instructions per second: only pfbench's verdict rules it out
     lines = ['# pfbench: 2 CPUs, 1 passes per run, 5 reps, workers pinned, '
-             'atomic switch yes, counters switch no, balance 0.95']
+             'atomic switch yes, counters switch no, balance 0.95, '
+             'full speed 0.90']
     recs = []
+    verdicts = []
     seq = 0
     for rep in range(6):
         bal = 0.6 if rep in (1, 3) else 0.99
@@ -45,18 +50,24 @@ def main():
             seq += 1
             win = (2000 if bal < 0.95 else 4000) if not atomic else \
                 (1500 if bal < 0.95 else 3000)
-            rate = 60e6
+            speed = 1.0
             if rep == 5:
-                win, rate = 2000 if not atomic else 1000, 30e6
+                win, speed = 2000 if not atomic else 1000, 0.8
             recs.append(record(seq, 3000 * FAULTS if bal >= 0.95 else
-                               3300 * FAULTS, 50 * FAULTS, 2 * win, win,
-                               rate=rate))
+                               3300 * FAULTS, 50 * FAULTS, 2 * win, win))
             lines.append('BENCH same_region 2 %d 1 %d %d 1.0 %d %.3f'
                          % (atomic, rep, FAULTS, seq, bal))
-    # one thread, an older BENCH line without a balance: counts as balanced
-    seq += 1
-    recs.append(record(seq, 2800 * FAULTS, 0, 100, 100))
-    lines.append('BENCH same_region 1 0 1 0 %d 1.0 %d' % (FAULTS, seq))
+            verdicts.append('USED same_region 2 %d 1 %d 50000 %.3f %d'
+                            % (atomic, rep, speed, bal >= 0.95 and
+                               speed >= 0.9))
+    lines += verdicts
+    # one thread, 5 runs from an older pfbench (no balance, no verdict):
+    # they count
+    for rep in range(5):
+        seq += 1
+        recs.append(record(seq, 2800 * FAULTS, 0, 100, 100))
+        lines.append('BENCH same_region 1 0 1 %d %d 1.0 %d'
+                     % (rep, FAULTS, seq))
     with tempfile.TemporaryDirectory() as d:
         log, cost = os.path.join(d, 'console.log'), os.path.join(d, 'c.jsonl')
         with open(log, 'w') as f:
@@ -104,8 +115,8 @@ def main():
         ('transfers per fault are the window\'s, not the whole run\'s '
          '(4.0, not 8.0)', lambda: stock()['transfers']['median'] == 4.0,
          lambda: stock()['transfers']['median']),
-        ('only the balanced runs at full speed count: 3 of 6, transfers '
-         '4.0 with no spread',
+        ('only the runs pfbench used count (its verdicts, not a rule of '
+         'the report\'s own): 3 of 6, transfers 4.0 with no spread',
          lambda: stock()['used_runs'] == 3 and
          stock()['transfers']['reps'] == 3 and
          stock()['transfers']['spread'] == 0,
@@ -121,8 +132,16 @@ def main():
         ('atomic/stock transfers pair the runs used only: 0.75 [0.75-0.75]',
          lambda: ratio()['min'] == ratio()['max'] == 0.75 and
          len(ratio()['pairs']) == 3, ratio),
-        ('a BENCH line without a balance counts as balanced (1 of 1)',
-         lambda: stock(1)['used_runs'] == 1 and
+        ('a median over fewer than REPS runs used is flagged (3 of 5 '
+         'at 2 threads), one over REPS is not (older pfbench, 1 thread)',
+         lambda: ent[2]['cost']['stock,counters_on']['short_of_reps'] is
+         True and ent[1]['cost']['stock,counters_on']['short_of_reps'] is
+         False,
+         lambda: [ent[t]['cost']['stock,counters_on']['short_of_reps']
+                  for t in (2, 1)]),
+        ('the runs of an older pfbench, without balance or verdict, count '
+         '(5 of 5)',
+         lambda: stock(1)['used_runs'] == 5 and
          stock(1)['transfers']['median'] == 0.1,
          lambda: stock(1)['transfers']),
         ('repeatability: 1-thread transfers judged apart, relative and '
