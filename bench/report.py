@@ -485,7 +485,8 @@ def compare(result, prev_path):
             row = [e['benchmark'], e['threads'], name]
             for m in ('insns', 'transfers'):
                 a, b = c['per_fault'][m]['median'], o[m]['median']
-                dev = abs(a / b - 1) if b else 0.0
+                # (from none to some: 100%)
+                dev = abs(a / b - 1) if b else float(a != b)
                 w = m + '_1thread' if m == 'transfers' and \
                     e['threads'] == 1 else m
                 if dev >= worst[w][0]:

@@ -32,6 +32,21 @@ def record(seq, insns, spin, run_xfer, win_xfer, win_faults=FAULTS,
             'hot_lines': []}
 
 
+def compare_with(log, cost, d, prev):
+    """report.py's repeatability summary against @prev (a bench.json)."""
+    with open(os.path.join(d, 'prev.json'), 'w') as f:
+        json.dump(prev, f)
+    p = subprocess.run([sys.executable, os.path.join(TOP, 'bench/report.py'),
+                        '--log', log, '--out', d, '--cost', cost, '--json',
+                        '--compare', os.path.join(d, 'prev.json')],
+                       capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout).get('repeatability', {})
+    except ValueError:
+        return {'error': 'exit %d: %s' % (p.returncode,
+                                          p.stderr.strip()[-300:])}
+
+
 def main():
     # same_region at 2 threads, stock and atomic (counters on), 6 reps:
     # reps 1 and 3 unbalanced, with fewer transfers and more instructions;
@@ -89,17 +104,13 @@ def main():
         for e in prev['results']:
             pf = e['cost']['stock,counters_on']['per_fault']
             pf['transfers']['median'] = 0.12 if e['threads'] == 1 else 4.1
-        with open(os.path.join(d, 'prev.json'), 'w') as f:
-            json.dump(prev, f)
-        p = subprocess.run([sys.executable, os.path.join(TOP, 'bench/report.py'),
-                            '--log', log, '--out', d, '--cost', cost, '--json',
-                            '--compare', os.path.join(d, 'prev.json')],
-                           capture_output=True, text=True)
-        try:
-            again = json.loads(p.stdout).get('repeatability', {})
-        except ValueError:
-            again = {'error': 'exit %d: %s' % (p.returncode,
-                                               p.stderr.strip()[-300:])}
+        again = compare_with(log, cost, d, prev)
+        # and with none at one thread: from none to 0.1 is 100%, not 0%
+        for e in prev['results']:
+            if e['threads'] == 1:
+                e['cost']['stock,counters_on']['per_fault']['transfers'][
+                    'median'] = 0.0
+        from_none = compare_with(log, cost, d, prev)
     ent = {e['threads']: e for e in res['results']}
 
     def deviation(what):
@@ -150,6 +161,10 @@ def main():
          deviation('transfers_1thread') == 0.1667 and
          deviation('transfers_1thread_abs') == 0.02,
          lambda: again),
+        ('repeatability: 1-thread transfers from none earlier to 0.1 now '
+         'deviate 100%, not 0%',
+         lambda: from_none['transfers_1thread']['max_deviation'] == 1.0,
+         lambda: from_none.get('transfers_1thread', from_none)),
     ]
     print('1..%d' % len(checks))
     for text, check, detail in checks:
