@@ -471,9 +471,10 @@ def compare(result, prev_path):
     lines = ['%-12s %3s  %-20s %9s %9s %7s %9s %9s %7s' % (
         'benchmark', 'thr', 'configuration', 'insn/f', 'earlier', 'dev',
         'xfer/f', 'earlier', 'dev')]
-    # Transfers at one thread are the kernel's periodic work (the tick,
-    # idle balancing), which counts host time, not faults: a few hundredths
-    # per fault, judged apart and also in absolute terms.
+    # Transfers at one thread are not the faults': a single faulting thread
+    # moves no line. They are the idle vCPU's own work (its timers, what a
+    # 2-thread round left it), a few thousandths per fault with the idle
+    # vCPU isolated (bench/run.sh): judged apart, and in absolute terms.
     worst = {'insns': (0, None), 'transfers': (0, None),
              'transfers_1thread': (0, None),
              'transfers_1thread_abs': (0, None)}
@@ -505,7 +506,7 @@ def compare(result, prev_path):
     lines.append('repeatability against %s: instructions/fault within '
                  '%.1f%% (worst: %s), transfers/fault at 2+ threads within '
                  '%.1f%% (worst: %s); the bar is 5%%; transfers/fault at 1 '
-                 'thread (periodic work: host time, not faults) within '
+                 'thread (the idle vCPU\'s work, not the faults\') within '
                  '%.1f%% (worst: %s), %.3f transfers/fault absolute '
                  '(worst: %s)' % (
                      prev_path, 100 * worst['insns'][0], worst['insns'][1],
