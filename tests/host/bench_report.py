@@ -32,6 +32,16 @@ def record(seq, insns, spin, run_xfer, win_xfer, win_faults=FAULTS,
             'hot_lines': []}
 
 
+def earlier(res, one, two):
+    """A copy of report @res, stock's transfers per fault set to @one at
+    one thread and @two at two."""
+    prev = json.loads(json.dumps(res))
+    for e in prev['results']:
+        pf = e['cost']['stock,counters_on']['per_fault']
+        pf['transfers']['median'] = one if e['threads'] == 1 else two
+    return prev
+
+
 def compare_with(log, cost, d, prev):
     """report.py's repeatability summary against @prev (a bench.json)."""
     with open(os.path.join(d, 'prev.json'), 'w') as f:
@@ -80,7 +90,7 @@ def main():
     # they count
     for rep in range(5):
         seq += 1
-        recs.append(record(seq, 2800 * FAULTS, 0, 100, 100))
+        recs.append(record(seq, 2800 * FAULTS, 0, 5, 5))
         lines.append('BENCH same_region 1 0 1 %d %d 1.0 %d'
                      % (rep, FAULTS, seq))
     with tempfile.TemporaryDirectory() as d:
@@ -98,19 +108,12 @@ def main():
             print('1..1\nnot ok - bench report: report.py printed JSON '
                   '(exit %d: %s)' % (p.returncode, p.stderr.strip()[-300:]))
             return
-        # Against an earlier run with 0.12 transfers per fault at one
-        # thread and 4.1 at two: the 1-thread deviation is judged apart.
-        prev = json.loads(json.dumps(res))
-        for e in prev['results']:
-            pf = e['cost']['stock,counters_on']['per_fault']
-            pf['transfers']['median'] = 0.12 if e['threads'] == 1 else 4.1
-        again = compare_with(log, cost, d, prev)
-        # and with none at one thread: from none to 0.1 is 100%, not 0%
-        for e in prev['results']:
-            if e['threads'] == 1:
-                e['cost']['stock,counters_on']['per_fault']['transfers'][
-                    'median'] = 0.0
-        from_none = compare_with(log, cost, d, prev)
+        # Against earlier runs with these transfers per fault at one and
+        # two threads (this one: 0.005 and 4.0)
+        again = compare_with(log, cost, d, earlier(res, 0.006, 4.1))
+        from_none = compare_with(log, cost, d, earlier(res, 0.0, 4.1))
+        off_2threads = compare_with(log, cost, d, earlier(res, 0.006, 4.5))
+        off_1thread = compare_with(log, cost, d, earlier(res, 0.05, 4.1))
     ent = {e['threads']: e for e in res['results']}
 
     def deviation(what):
@@ -153,18 +156,29 @@ def main():
         ('the runs of an older pfbench, without balance or verdict, count '
          '(5 of 5)',
          lambda: stock(1)['used_runs'] == 5 and
-         stock(1)['transfers']['median'] == 0.1,
+         stock(1)['transfers']['median'] == 0.005,
          lambda: stock(1)['transfers']),
         ('repeatability: 1-thread transfers judged apart, relative and '
-         'absolute (2 threads 2.4%; 1 thread 16.7%, 0.02 per fault)',
+         'absolute (2 threads 2.4%; 1 thread 16.7%, 0.001 per fault)',
          lambda: deviation('transfers') == 0.0244 and
          deviation('transfers_1thread') == 0.1667 and
-         deviation('transfers_1thread_abs') == 0.02,
+         deviation('transfers_1thread_abs') == 0.001,
          lambda: again),
-        ('repeatability: 1-thread transfers from none earlier to 0.1 now '
+        ('repeatability: 1-thread transfers from none earlier to 0.005 now '
          'deviate 100%, not 0%',
          lambda: from_none['transfers_1thread']['max_deviation'] == 1.0,
          lambda: from_none.get('transfers_1thread', from_none)),
+        ('the bar: met with 2-thread transfers within 2.4% and 1-thread '
+         'ones about 0 (0.005 and 0.006 or none); missed at 11.1% at 2 '
+         'threads; missed at 0.05 per fault at 1 thread',
+         lambda: again['bar']['met'] and from_none['bar']['met'] and
+         [m.split()[0] for m in off_2threads['bar']['missed']] ==
+         ['transfers/fault'] and 'at 2+ threads within 11.1%' in
+         off_2threads['bar']['missed'][0] and
+         len(off_1thread['bar']['missed']) == 1 and
+         'at 1 thread 0.050' in off_1thread['bar']['missed'][0],
+         lambda: [r.get('bar', r) for r in (again, from_none, off_2threads,
+                                            off_1thread)]),
     ]
     print('1..%d' % len(checks))
     for text, check, detail in checks:
