@@ -544,13 +544,6 @@ def compare(result, prev_path):
                      worst['transfers_1thread'][1],
                      worst['transfers_1thread_abs'][0],
                      worst['transfers_1thread_abs'][1]))
-    summary['bar'] = repeatability_bar(worst, most_1thread)
-    lines.append('the bar (instructions and transfers at 2+ threads within '
-                 '%.0f%%; transfers at 1 thread about 0, under %.2f per fault '
-                 'in both runs): %s' % (
-                     100 * REPEAT_WITHIN, ABOUT_ZERO,
-                     'met' if summary['bar']['met'] else
-                     'missed: ' + '; '.join(summary['bar']['missed'])))
     # The ratios of configurations run back to back in one repetition:
     # a disturbance of the host that lowers every configuration's
     # transfers for a while cancels out of them.
@@ -578,6 +571,14 @@ def compare(result, prev_path):
                              rworst.items())))
         summary['ratios'] = dict((n, {'max_deviation': d, 'where': w})
                                  for n, (d, w) in rworst.items())
+    # last: the verdict
+    summary['bar'] = repeatability_bar(worst, most_1thread)
+    lines.append('the bar (instructions and transfers at 2+ threads within '
+                 '%.0f%%; transfers at 1 thread about 0, under %.2f per fault '
+                 'in both runs): %s' % (
+                     100 * REPEAT_WITHIN, ABOUT_ZERO,
+                     'met' if summary['bar']['met'] else
+                     'missed: ' + '; '.join(summary['bar']['missed'])))
     return lines, summary
 
 
