@@ -48,44 +48,35 @@ def bench_lines(log):
     return out
 
 
-def pfbench_setting(log, words, default):
-    """A setting from pfbench's header line, the number after @words
-    ("balance", "full speed"), or @default if the line has none."""
-    words = words.split()
+def pfbench_header(log):
+    """From pfbench's header line: {'min_balance', 'full_speed', 'reps'},
+    each None when the line does not give it (its default balance: 0.95)."""
+    header = {'min_balance': 0.95, 'full_speed': None, 'reps': None}
     with open(log, errors='replace') as f:
         for line in f:
-            if not line.startswith('# pfbench:'):
-                continue
-            w = line.replace(',', ' ').split()
-            for i in range(len(w) - len(words)):
-                if w[i:i + len(words)] == words:
-                    return float(w[i + len(words)])
-    return default
-
-
-def pfbench_reps(log):
-    """REPS, the repetitions pfbench was asked for (its header's "N reps"),
-    or None."""
-    with open(log, errors='replace') as f:
-        for line in f:
-            m = re.match(r'# pfbench:.* (\d+) reps,', line)
-            if m:
-                return int(m.group(1))
-    return None
+            if line.startswith('# pfbench:') and ' reps,' in line:
+                for key, pattern, kind in (
+                        ('min_balance', r' balance ([0-9.]+)', float),
+                        ('full_speed', r' full speed ([0-9.]+)', float),
+                        ('reps', r' ([0-9]+) reps,', int)):
+                    m = re.search(pattern, line)
+                    if m:
+                        header[key] = kind(m.group(1))
+                break
+    return header
 
 
 def verdicts(log):
     """pfbench's verdict on each run, {(bench, threads, atomic, counters,
-    rep): (speed, used)}, from its USED lines (printed once all runs are
-    done): used when balanced and at full speed, a rule pfbench alone
-    applies (bench/pfbench.c)."""
+    rep): used}, from its USED lines (printed once all runs are done):
+    used when balanced and at full speed, a rule pfbench alone applies
+    (bench/pfbench.c)."""
     out = {}
     with open(log, errors='replace') as f:
         for line in f:
             w = line.strip().replace('\r', '').split()
             if len(w) == 9 and w[0] == 'USED':
-                out[(w[1],) + tuple(int(x) for x in w[2:6])] = (
-                    float(w[7]), w[8] == '1')
+                out[(w[1],) + tuple(int(x) for x in w[2:6])] = w[8] == '1'
     return out
 
 
@@ -102,12 +93,12 @@ COST_METRICS = ('insns', 'insns_kernel', 'insns_user', 'insns_spin',
                 'transfers', 'transfers_run')
 
 
-def per_fault(rec, faults, balance, verdict):
+def per_fault(rec, faults, used):
     """insns: the work, without spin-waiting (counted apart, insns_spin);
     transfers: over the record's window, the stretch in which all workers
     run (pfbench), per fault in it; transfers_run: over the whole run.
-    balance: the BENCH line's (None: not measured); speed and used:
-    pfbench's verdict on the run (None: an older pfbench gave none)."""
+    used: pfbench's verdict on the run (None: an older pfbench gave
+    none)."""
     ins = rec['insns']
     spin = ins['spin_user'] + ins['spin_kernel']
     total = ins['user'] + ins['kernel'] - spin
@@ -121,9 +112,7 @@ def per_fault(rec, faults, balance, verdict):
             'insns_spin': spin / faults,
             'transfers': xfer,
             'transfers_run': rec['transfers']['total'] / faults,
-            'balance': balance,
-            'speed': verdict[0] if verdict else None,
-            'used': verdict[1] if verdict else None}
+            'used': used}
 
 
 def counts(pf):
@@ -155,13 +144,13 @@ def parse_cost(log, cost, tag=None):
                 recs[r['seq']] = r
     runs = {}
     verdict = verdicts(log)
-    for name, t, a, c, rep, faults, _, interval, balance in bench_lines(log):
+    for name, t, a, c, rep, faults, _, interval, _ in bench_lines(log):
         r = recs.get(interval)
         if r is None or not faults:
             continue
         key = (name, t, tag) if tag else (name, t, a, c)
         runs.setdefault(key, {})[rep] = (
-            per_fault(r, faults, balance, verdict.get((name, t, a, c, rep))),
+            per_fault(r, faults, verdict.get((name, t, a, c, rep))),
             r)
     return runs
 
@@ -352,9 +341,7 @@ CONFIGS = [((0, 0), 'stock,counters_off'), ((0, 1), 'stock,counters_on'),
 
 def cost_report(args, benches, threads, result):
     cost = parse_cost(args.log, args.cost)
-    result['min_balance'] = pfbench_setting(args.log, 'balance', 0.95)
-    result['full_speed'] = pfbench_setting(args.log, 'full speed', None)
-    result['reps'] = pfbench_reps(args.log)
+    result.update(pfbench_header(args.log))
     if args.floor_log and args.floor_cost:
         cost.update(parse_cost(args.floor_log, args.floor_cost,
                                tag='unpatched'))

@@ -54,7 +54,7 @@ if [ "$runs" -ge 4 ] && [ "$matched" = "$runs" ] && [ "$(echo "$joined" | grep -
 else
 	echo "not ok - pfbench verdicts: one USED line per run ($runs runs, $matched matched: $(echo $joined | head -c 600))"
 fi
-# fields once joined: 1-10 BENCH, 11-19 USED (16 rate, 17 speed, 18 used)
+# fields once joined: 1-10 BENCH, 11-19 USED (17 rate, 18 speed, 19 used)
 wrong=$(echo "$joined" | awk -v b="$min_balance" -v f="$full_speed" '
 	NF == 19 && ($19 == 1) != ($10 >= b && $18 >= f) { print }')
 if [ -n "$min_balance" ] && [ -n "$full_speed" ] && [ "$matched" -ge 4 ] && [ -z "$wrong" ]; then
