@@ -94,6 +94,10 @@ fi
 
 cmdline="console=ttyS0 nokaslr panic=-1 $oops print_fatal_signals=1 page_table_check=on"
 cmdline="${cmdline/  / } pfscale.cpus=$cpus"
+# Two NUMA nodes where the kernel can emulate them (the test kernels):
+# move_pages(), mbind() and NUMA-hinting faults race the fault paths.
+grep -qx CONFIG_NUMA_EMU=y "$(dirname "$kernel")/.config" 2>/dev/null &&
+	cmdline="$cmdline numa=fake=2"
 [ -n "$run" ] && cmdline="$cmdline pfscale.run=$run"
 [ -n "$append" ] && cmdline="$cmdline $append"
 [ -n "${PFSCALE_APPEND:-}" ] && cmdline="$cmdline $PFSCALE_APPEND"
