@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Migration and NUMA hinting racing anonymous faults (two nodes: every test
+ * boot has numa=fake=2; a guest with one node is a failure, not a skip).
+ *
+ * One 2 MiB-aligned region of 512 pages (one PTE table maps it all,
+ * MADV_NOHUGEPAGE, PROT_NONE guard pages so smaps has its own entry) is
+ * raced in three parts, each in a forked child:
+ *
+ * 1. move_pages(): a migrator moves the region, a quarter per call, to
+ *    node 1, then back to node 0, and so on (the raw syscall; it asks
+ *    first where each page is, and counts the pages that were on the other
+ *    node and whose status then says the target node), so
+ *    try_to_migrate_one() parks the PTEs of present pages and
+ *    remove_migration_pte() sets them again while faults install
+ *    neighbouring PTEs of the same table.
+ * 2. compaction: a compactor writes 1 to /proc/sys/vm/compact_memory in a
+ *    loop, and compares the PFNs of the never-zapped half of the region
+ *    before and after each pass: the pages compaction moved under the
+ *    writers.
+ * 3. NUMA hinting: numa_balancing on, its scanner made fast (debugfs
+ *    sched/numa_balancing/: scan_delay_ms 0, scan_period_min_ms 10,
+ *    scan_period_max_ms 100, scan_size_mb 64), so change_pte_range() makes
+ *    the region's PTEs PROT_NONE (ptep_modify_prot_start/commit) and
+ *    do_numa_page() restores them (and migrates misplaced pages) while
+ *    faults install neighbouring PTEs. The writers' hinting faults are
+ *    read from /proc/self/task/TID/sched (total_numa_faults: counted by
+ *    task_numa_fault(), which only do_numa_page() calls for small pages;
+ *    mm->numa_scan_seq: full scans of the address space made).
+ *
+ * In each part 2 x CPUs writer threads, pinned round-robin to the CPUs (so
+ * that pages are faulted on, and accessed from, both nodes), make passes
+ * over the region: for every page an atomic exchange into the writer's own
+ * 8-byte slot (a write access first, so that a zapped page comes back
+ * through the write fault, not the zero page; it returns what the slot
+ * held), then a read-back. A zapper thread MADV_DONTNEEDs the first two of
+ * the region's four 128-page chunks in turn, so that faults keep
+ * installing fresh pages next to the pages being migrated; the other two
+ * chunks are never zapped. A slot may hold 0 instead of its writer's
+ * previous value (or read back 0 after the write) only in a zapped chunk
+ * and only if a zap of that chunk began after the write was made (t_zap's
+ * zap generations, per chunk); anything else is a lost write. NUMA
+ * balancing is off in parts 1 and 2 (their migrations are the migrator's
+ * and compaction's), on in part 3.
+ *
+ * Each part: content (no write lost while racing, nor in a last read of
+ * every slot once the other threads have stopped), smaps Rss == pagemap
+ * after quiesce, evidence that the race was offered (counts that must be
+ * > 0; the part races at least MIN_SECS and until they are, at most
+ * RACE_SECS: "too little work done" fails), and the three leak checks of
+ * leak_watch_run()/leak_watch_check(). Where the kernel has VM event
+ * counters (CONFIG_VM_EVENT_COUNTERS), their /proc/vmstat deltas
+ * (pgmigrate_success; compact_migrate_scanned, compact_isolated;
+ * numa_pte_updates, numa_hint_faults) must be > 0 too; the test kernel
+ * (tinyconfig based) has none, and the check text says so. Every knob
+ * changed is restored at the end, and checked.
+ *
+ * Under TCG on a small host every TLB shootdown waits for descheduled
+ * vCPUs: a 128-page DONTNEED or a 128-page move_pages() takes tens to
+ * hundreds of milliseconds while the writers run, so the counts are small.
+ */
+#include <dirent.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include "common.h"
+
+#define PAGES 512
+#define CHUNKS 4
+#define CHUNK (PAGES / CHUNKS)
+#define ZAPPED 2		/* chunks 0 .. ZAPPED-1 get MADV_DONTNEED */
+#define MOVE CHUNK		/* pages per move_pages() call */
+#define MIN_SECS 3		/* each part races at least this long */
+#define RACE_SECS 15		/* and at most this long for its evidence */
+#define MAX_WRITERS 64
+#define MAX_CPUS 64
+
+#ifndef MPOL_MF_MOVE
+#define MPOL_MF_MOVE (1 << 1)
+#endif
+
+#define NODE_SYS "/sys/devices/system/node"
+#define CPU_SYS "/sys/devices/system/cpu"
+#define NUMA_BALANCING "/proc/sys/kernel/numa_balancing"
+#define NUMA_DEBUGFS "/sys/kernel/debug/sched/numa_balancing/"
+#define COMPACT_MEMORY "/proc/sys/vm/compact_memory"
+
+enum { MOVE_PAGES, COMPACTION, NUMA_HINTING, NPARTS };
+static const char *const part_name[NPARTS] = { "move_pages", "compaction", "NUMA hinting" };
+
+/* /proc/vmstat event counters (CONFIG_VM_EVENT_COUNTERS) each part follows. */
+enum { V_PGMIGRATE, V_MIGRATE_SCANNED, V_ISOLATED, V_PTE_UPDATES, V_HINT_FAULTS, NVMSTAT };
+static const char *const vmstat_name[NVMSTAT] = {
+	"pgmigrate_success", "compact_migrate_scanned", "compact_isolated",
+	"numa_pte_updates", "numa_hint_faults",
+};
+
+/* A "name value" line's value from text @buf (-1 if missing). */
+static long long field(const char *buf, const char *name, const char *sep)
+{
+	size_t n = strlen(name), m = strlen(sep);
+	const char *p = buf;
+
+	while (p && *p) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, name, n) && !strncmp(p + n, sep, m)) {
+			p += n + m;
+			while (*p == ' ' || *p == ':')
+				p++;
+			return atoll(p);
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+/* A /proc/vmstat counter (-1 if missing). */
+static long long vmstat(const char *name)
+{
+	static char buf[16384];
+
+	if (slurp("/proc/vmstat", buf, sizeof(buf)) < 0)
+		return -1;
+	return field(buf, name, " ");
+}
+
+/* Everything a part's child found, in memory shared with the parent. */
+struct result {
+	int done, nwriters, vm_events;
+	long bad, final_bad, zeros, passes, zaps;
+	long present, zero_mapped, rss;
+	long long moved, calls, stable_moved, minflt, faults, busy;
+	long long hint_faults, scan_seq, numa_migrated;
+	long long vm[NVMSTAT];
+	double secs, call_max;
+};
+
+static struct result *res;
+static int part;
+static char *base;
+static volatile int stop, quiet;
+static long zap_begun[CHUNKS], zap_done[CHUNKS];
+static long passes_total;
+static pid_t writer_tid[MAX_WRITERS];
+static long cpus;
+
+static long load(long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/* What writer @id leaves in page @page in pass @gen (0: never written). */
+static uint64_t value(uint64_t gen, long id, long page)
+{
+	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
+}
+
+static void pin_to_cpu(long cpu)
+{
+	unsigned long mask[16] = { 0 };
+
+	mask[cpu / 64] = 1UL << (cpu % 64);
+	syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+}
+
+/*
+ * Is @got in page @i a legal result, @want being what the slot should
+ * hold? 0 is legal where a zap of the page's chunk began after
+ * @done_before zaps of it were done (the write came after those).
+ */
+static int check_slot(uint64_t got, uint64_t want, long i, long done_before)
+{
+	long c = i / CHUNK;
+
+	if (got == want)
+		return 1;
+	if (got == 0 && c < ZAPPED && load(&zap_begun[c]) > done_before) {
+		__atomic_add_fetch(&res->zeros, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	return 0;
+}
+
+static void *writer(void *p)
+{
+	long id = (long)p, i, done_before[PAGES], d, bad = 0;
+	uint64_t gen = 0, v, got;
+
+	writer_tid[id] = syscall(SYS_gettid);
+	pin_to_cpu(id % cpus);
+	for (i = 0; i < PAGES; i++)
+		done_before[i] = load(&zap_done[i / CHUNK]);
+	while (!stop) {
+		gen++;
+		for (i = 0; i < PAGES; i++) {
+			uint64_t *slot = (uint64_t *)(base + i * PAGE) + id;
+
+			d = load(&zap_done[i / CHUNK]);
+			v = value(gen, id, i);
+			/* A write access: a missing page is a write fault. */
+			got = __atomic_exchange_n(slot, v, __ATOMIC_SEQ_CST);
+			if (!check_slot(got, value(gen - 1, id, i), i, done_before[i]))
+				bad++;
+			got = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
+			if (!check_slot(got, v, i, d))
+				bad++;
+			done_before[i] = d;
+		}
+		__atomic_add_fetch(&passes_total, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_add_fetch(&res->bad, bad, __ATOMIC_RELAXED);
+	/* Once zapper and migrator are gone: every slot as last left. */
+	while (!quiet)
+		usleep(1000);
+	bad = 0;
+	for (i = 0; i < PAGES; i++)
+		if (!check_slot(__atomic_load_n((uint64_t *)(base + i * PAGE) + id,
+						__ATOMIC_SEQ_CST),
+				value(gen, id, i), i, done_before[i]))
+			bad++;
+	__atomic_add_fetch(&res->final_bad, bad, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* MADV_DONTNEED of the zapped chunks, one at a time, in turn. */
+static void *zapper(void *p)
+{
+	long c = 0;
+
+	(void)p;
+	while (!stop) {
+		__atomic_add_fetch(&zap_begun[c], 1, __ATOMIC_SEQ_CST);
+		madvise(base + c * CHUNK * PAGE, CHUNK * PAGE, MADV_DONTNEED);
+		__atomic_add_fetch(&zap_done[c], 1, __ATOMIC_SEQ_CST);
+		res->zaps++;
+		c = (c + 1) % ZAPPED;
+		sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * Part 1: the region to node 1, then 0, ..., MOVE pages per call; counts
+ * the pages that were on the other node and whose status then says the
+ * target node.
+ */
+static void *migrator(void *p)
+{
+	static void *pages[MOVE];
+	static int nodes[MOVE], where[MOVE], status[MOVE];
+	long i, first = 0;
+	int target = 0;
+	double t;
+
+	(void)p;
+	while (!stop) {
+		if (first == 0)
+			target = !target;
+		for (i = 0; i < MOVE; i++) {
+			pages[i] = base + (first + i) * PAGE;
+			nodes[i] = target;
+			where[i] = status[i] = -1000;
+		}
+		/* Where each page is now (< 0: not present, or the zero page). */
+		syscall(SYS_move_pages, 0, MOVE, pages, NULL, where, 0);
+		/* A positive return: pages not moved; later statuses may be unset. */
+		t = now();
+		syscall(SYS_move_pages, 0, MOVE, pages, nodes, status, MPOL_MF_MOVE);
+		t = now() - t;
+		if (t > res->call_max)
+			res->call_max = t;
+		res->calls++;
+		for (i = 0; i < MOVE; i++)
+			if (where[i] >= 0 && where[i] != target && status[i] == target)
+				res->moved++;
+		first = (first + MOVE) % PAGES;
+	}
+	return NULL;
+}
+
+/* PFNs of the never-zapped chunks (0: not present). */
+static void stable_pfns(uint64_t *pfn)
+{
+	static uint64_t e[PAGES];
+	long n = PAGES - ZAPPED * CHUNK, i;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	off_t off = ((uintptr_t)base / PAGE + ZAPPED * CHUNK) * 8;
+
+	if (fd < 0 || pread(fd, e, n * 8, off) != (ssize_t)(n * 8))
+		tap_bail("pagemap");
+	close(fd);
+	for (i = 0; i < n; i++)
+		pfn[i] = (e[i] & PM_PRESENT) ? e[i] & PM_PFN : 0;
+}
+
+/* Part 2: compact all memory, again and again. */
+static void *compactor(void *p)
+{
+	static uint64_t before[PAGES], after[PAGES];
+	double t;
+	long i;
+
+	(void)p;
+	while (!stop) {
+		stable_pfns(before);
+		t = now();
+		if (write_file(COMPACT_MEMORY, "1"))
+			tap_bail("write " COMPACT_MEMORY);
+		t = now() - t;
+		if (t > res->call_max)
+			res->call_max = t;
+		res->calls++;
+		stable_pfns(after);
+		for (i = 0; i < PAGES - ZAPPED * CHUNK; i++)
+			if (before[i] && after[i] && before[i] != after[i])
+				res->stable_moved++;
+	}
+	return NULL;
+}
+
+/*
+ * Part 3: the writers' NUMA hinting faults so far (total_numa_faults,
+ * summed), pages they migrated, and the mm's full scans, from their
+ * /proc/self/task/TID/sched. total_numa_faults is decayed at each scan,
+ * so the caller keeps the largest sum seen.
+ */
+static void numa_stats(const struct result *r, long long *faults, long long *migrated,
+		       long long *seq)
+{
+	static char buf[8192];
+	char path[64];
+	long long v;
+	int k;
+
+	*faults = *migrated = *seq = 0;
+	for (k = 0; k < r->nwriters; k++) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/sched", writer_tid[k]);
+		if (!writer_tid[k] || slurp(path, buf, sizeof(buf)) < 0)
+			continue;
+		if ((v = field(buf, "total_numa_faults", " ")) > 0)
+			*faults += v;
+		if ((v = field(buf, "numa_pages_migrated", " ")) > 0)
+			*migrated += v;
+		if ((v = field(buf, "mm->numa_scan_seq", " ")) > *seq)
+			*seq = v;
+	}
+}
+
+static void vm_deltas(const long long *v0, long long *d)
+{
+	int k;
+
+	for (k = 0; k < NVMSTAT; k++)
+		d[k] = v0[k] < 0 ? -1 : vmstat(vmstat_name[k]) - v0[k];
+}
+
+/* Has the part shown the race it is about? */
+static int evidence(const struct result *r)
+{
+	const long long *d = r->vm;
+	int vm = r->vm_events;
+
+	if (r->zeros == 0)
+		return 0;
+	switch (part) {
+	case MOVE_PAGES:
+		return r->moved > 0 && (!vm || d[V_PGMIGRATE] > 0);
+	case COMPACTION:
+		return r->stable_moved > 0 &&
+		       (!vm || (d[V_MIGRATE_SCANNED] > 0 && d[V_ISOLATED] > 0 && d[V_PGMIGRATE] > 0));
+	default:
+		return r->hint_faults > 0 && r->scan_seq > 0 &&
+		       (!vm || (d[V_PTE_UPDATES] > 0 && d[V_HINT_FAULTS] > 0));
+	}
+}
+
+static void race_child(void *arg)
+{
+	struct result *r = arg;
+	void *(*other)(void *) = part == MOVE_PAGES ? migrator :
+				 part == COMPACTION ? compactor : NULL;
+	long long v0[NVMSTAT], faults0 = pfscale_anon_faults(),
+		busy0 = pfscale_counter("busy_pte_fault"), f, m, s;
+	pthread_t tid[MAX_WRITERS], z, o;
+	unsigned long table = 2UL << 20;
+	struct rusage ru;
+	char *q;
+	double t0;
+	int k;
+
+	res = r;
+	/* base: 2 MiB aligned, one PTE table; PROT_NONE pages either side. */
+	q = map_aligned(3 * table, table);
+	base = q + table;
+	munmap(q, table - PAGE);
+	munmap(base + table + PAGE, table - PAGE);
+	if (mprotect(base - PAGE, PAGE, PROT_NONE) ||
+	    mprotect(base + table, PAGE, PROT_NONE))
+		tap_bail("mprotect guard");
+	madvise(base, PAGES * PAGE, MADV_NOHUGEPAGE);
+	for (k = 0; k < NVMSTAT; k++)
+		v0[k] = vmstat(vmstat_name[k]);
+	r->vm_events = v0[V_PGMIGRATE] >= 0;
+	t0 = now();
+	for (k = 0; k < r->nwriters; k++)
+		if (pthread_create(&tid[k], NULL, writer, (void *)(long)k))
+			tap_bail("pthread_create");
+	if (pthread_create(&z, NULL, zapper, NULL) ||
+	    (other && pthread_create(&o, NULL, other, NULL)))
+		tap_bail("pthread_create");
+	for (;;) {
+		usleep(100 * 1000);
+		vm_deltas(v0, r->vm);
+		if (part == NUMA_HINTING) {
+			numa_stats(r, &f, &m, &s);
+			if (f > r->hint_faults)
+				r->hint_faults = f;
+			if (m > r->numa_migrated)
+				r->numa_migrated = m;
+			if (s > r->scan_seq)
+				r->scan_seq = s;
+		}
+		if (now() - t0 >= RACE_SECS || (now() - t0 >= MIN_SECS && evidence(r)))
+			break;
+	}
+	stop = 1;
+	pthread_join(z, NULL);
+	if (other)
+		pthread_join(o, NULL);
+	quiet = 1;
+	for (k = 0; k < r->nwriters; k++)
+		pthread_join(tid[k], NULL);
+	r->secs = now() - t0;
+	vm_deltas(v0, r->vm);
+	r->passes = passes_total;
+	getrusage(RUSAGE_SELF, &ru);
+	r->minflt = ru.ru_minflt;
+	r->faults = faults0 < 0 ? -1 : pfscale_anon_faults() - faults0;
+	r->busy = busy0 < 0 ? -1 : pfscale_counter("busy_pte_fault") - busy0;
+	mm_quiesce();
+	r->present = pagemap_rss(base, PAGES * PAGE);
+	r->zero_mapped = pagemap_present(base, PAGES * PAGE) - r->present;
+	r->rss = smaps_rss(base);
+	r->done = 1;
+}
+
+/* Knobs this test changes, with the values they had, for the end. */
+struct knob {
+	const char *path;
+	char saved[64];
+	int changed;
+};
+
+enum { K_BALANCING, K_DELAY, K_PERIOD_MIN, K_PERIOD_MAX, K_SIZE, NKNOBS };
+static struct knob knobs[NKNOBS] = {
+	[K_BALANCING] = { .path = NUMA_BALANCING },
+	[K_DELAY] = { .path = NUMA_DEBUGFS "scan_delay_ms" },
+	[K_PERIOD_MIN] = { .path = NUMA_DEBUGFS "scan_period_min_ms" },
+	[K_PERIOD_MAX] = { .path = NUMA_DEBUGFS "scan_period_max_ms" },
+	[K_SIZE] = { .path = NUMA_DEBUGFS "scan_size_mb" },
+};
+static pid_t main_pid;
+
+static void chomp(char *s)
+{
+	char *nl = strchr(s, '\n');
+
+	if (nl)
+		*nl = 0;
+}
+
+/* Knob @k to @val (its old value saved the first time), or bail out. */
+static void set_knob(int k, const char *val)
+{
+	struct knob *kn = &knobs[k];
+	int err;
+
+	if (!kn->changed) {
+		if (read_file(kn->path, kn->saved, sizeof(kn->saved)) < 0)
+			tap_bail(kn->path);
+		chomp(kn->saved);
+		kn->changed = 1;
+	}
+	err = write_file(kn->path, val);
+	if (err) {
+		errno = -err;
+		tap_bail(kn->path);
+	}
+}
+
+/* Every changed knob back; the number that do not read back as saved. */
+static int restore_knobs(void)
+{
+	char val[64];
+	int k, wrong = 0;
+
+	if (getpid() != main_pid)
+		return 0;
+	for (k = 0; k < NKNOBS; k++) {
+		if (!knobs[k].changed)
+			continue;
+		write_file(knobs[k].path, knobs[k].saved);
+		read_file(knobs[k].path, val, sizeof(val));
+		chomp(val);
+		if (strcmp(val, knobs[k].saved)) {
+			tap_diag("%s: %s, was %s", knobs[k].path, val, knobs[k].saved);
+			wrong++;
+		}
+		knobs[k].changed = 0;
+	}
+	return wrong;
+}
+
+static void restore_at_exit(void)
+{
+	restore_knobs();
+}
+
+/*
+ * Nodes 0 and 1 online, each with memory and a CPU? The CPUs of each node
+ * into @cpul from the cpuN/nodeM links (with numa=fake each fake node's
+ * cpulist lists every CPU of its physical node, all of them here).
+ */
+static int two_nodes(char cpul[2][128], char *online, size_t len)
+{
+	char path[128];
+	long cpu, n = sysconf(_SC_NPROCESSORS_CONF);
+	int k, cpus_on[2] = { 0, 0 };
+
+	if (read_file(NODE_SYS "/online", online, len) < 0)
+		strcpy(online, "(none)");
+	chomp(online);
+	for (k = 0; k < 2; k++)
+		cpul[k][0] = 0;
+	for (cpu = 0; cpu < n && cpu < MAX_CPUS; cpu++)
+		for (k = 0; k < 2; k++) {
+			snprintf(path, sizeof(path), CPU_SYS "/cpu%ld/node%d", cpu, k);
+			if (access(path, F_OK))
+				continue;
+			snprintf(cpul[k] + strlen(cpul[k]), 128 - strlen(cpul[k]), "%s%ld",
+				 cpus_on[k]++ ? "," : "", cpu);
+		}
+	for (k = 0; k < 2; k++)
+		if (!cpus_on[k])
+			strcpy(cpul[k], "none");
+	return access(NODE_SYS "/node1", F_OK) == 0 && cpus_on[0] && cpus_on[1] &&
+	       (!strncmp(online, "0-", 2) || !strncmp(online, "0,1", 3));
+}
+
+/* The part's checks, from its result @r and leak watch @w. */
+static void report(int status, struct result *r, struct leak_watch *w)
+{
+	const char *name = part_name[part], *done;
+	long long *d = r->vm;
+	char vm[256] = "";
+	int ok;
+
+	if (status != 0 || !r->done)
+		tap_diag("%s child: wait status 0x%x, %s", name, status,
+			 r->done ? "finished" : "did not finish");
+	tap_check(status == 0 && r->done && r->bad == 0 && r->final_bad == 0 && r->passes > 0,
+		  "%s: %d writers, %ld passes (%.1f s): %ld lost writes while racing, %ld in the last read (%ld zapped writes, legal)",
+		  name, r->nwriters, r->passes, r->secs, r->bad, r->final_bad, r->zeros);
+	tap_check(r->done && r->rss == r->present,
+		  "%s: after quiesce smaps Rss %ld == pagemap %ld (+%ld zero page)",
+		  name, r->rss, r->present, r->zero_mapped);
+	ok = r->done && evidence(r);
+	done = ok ? "" : ": too little work done";
+	if (!r->vm_events)
+		snprintf(vm, sizeof(vm), "; no VM event counters in this kernel");
+	else if (part == MOVE_PAGES)
+		snprintf(vm, sizeof(vm), "; pgmigrate_success +%lld", d[V_PGMIGRATE]);
+	else if (part == COMPACTION)
+		snprintf(vm, sizeof(vm), "; compact_migrate_scanned +%lld, compact_isolated +%lld, pgmigrate_success +%lld",
+			 d[V_MIGRATE_SCANNED], d[V_ISOLATED], d[V_PGMIGRATE]);
+	else
+		snprintf(vm, sizeof(vm), "; numa_pte_updates +%lld, numa_hint_faults +%lld",
+			 d[V_PTE_UPDATES], d[V_HINT_FAULTS]);
+	switch (part) {
+	case MOVE_PAGES:
+		tap_check(ok, "%s: race offered: %lld pages moved between the nodes by %lld calls (status == target; longest %.2f s), %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->moved, r->calls, r->call_max, r->zeros, r->zaps, r->minflt, vm, done);
+		break;
+	case COMPACTION:
+		tap_check(ok, "%s: race offered: %lld compact_memory passes (longest %.2f s) moved %lld never-zapped pages of the region, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->calls, r->call_max, r->stable_moved, r->zeros, r->zaps, r->minflt, vm, done);
+		break;
+	default:
+		tap_check(ok, "%s: race offered: %lld NUMA hinting faults (total_numa_faults), %lld full scans (numa_scan_seq), %lld pages migrated, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->hint_faults, r->scan_seq, r->numa_migrated, r->zeros, r->zaps, r->minflt, vm, done);
+	}
+	if (r->faults >= 0)
+		tap_diag("%s: %s path: %lld anonymous faults, %lld met a parked PTE (busy_pte_fault)",
+			 name, pfscale_path(), r->faults, r->busy);
+	leak_watch_check(w, name);
+}
+
+int main(int argc, char **argv)
+{
+	int n = 2 * ncpus(), status;
+	char cpul[2][128], online[64];
+	struct leak_watch w;
+	struct result *r;
+
+	tap_init(argv[0]);
+	(void)argc;
+	main_pid = getpid();
+	cpus = ncpus();
+	if (n < 4)
+		n = 4;
+	if (n > MAX_WRITERS)
+		n = MAX_WRITERS;
+	if (!two_nodes(cpul, online, sizeof(online))) {
+		tap_plan(1);
+		tap_check(0, "two NUMA nodes (online: %s; node0 CPUs %s, node1 CPUs %s): the guest needs numa=fake=2 (qemu/boot.sh adds it for a kernel with CONFIG_NUMA_EMU)",
+			  online, cpul[0], cpul[1]);
+		return tap_exit();
+	}
+	/* Nodes; per part content, rss, evidence and 3 leak checks; knobs back. */
+	tap_plan(1 + NPARTS * 6 + 1);
+	tap_check(1, "two NUMA nodes (online: %s; node0 CPUs %s, node1 CPUs %s)",
+		  online, cpul[0], cpul[1]);
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		tap_bail("mmap shared");
+	atexit(restore_at_exit);
+
+	for (part = 0; part < NPARTS; part++) {
+		if (part == NUMA_HINTING) {
+			/* Before the fork: a new mm's first scan waits scan_delay_ms. */
+			set_knob(K_DELAY, "0");
+			set_knob(K_PERIOD_MIN, "10");
+			set_knob(K_PERIOD_MAX, "100");
+			set_knob(K_SIZE, "64");
+			set_knob(K_BALANCING, "1");
+		} else {
+			set_knob(K_BALANCING, "0");
+		}
+		memset(r, 0, sizeof(*r));
+		r->nwriters = n;
+		status = leak_watch_run(&w, race_child, r);
+		report(status, r, &w);
+	}
+	status = restore_knobs();
+	tap_check(status == 0, "numa_balancing and its debugfs scan knobs back to their values (%d not)",
+		  status);
+	return tap_exit();
+}
