@@ -13,9 +13,9 @@ SMP ?= 4
 MEM ?= 1024
 BUILD := build
 
-DEB_PACKAGES := linux-source-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
+DEB_PACKAGES := linux-source-6.1 linux-config-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
 	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file \
-	gnuplot-nox trace-cmd
+	gnuplot-nox trace-cmd libnuma-dev
 # Debian tools copied into the initramfs with their libraries: trace-cmd
 # records the pfscale trace events in the guest (t_trace).
 GUEST_HOST_TOOLS := trace-cmd
@@ -43,7 +43,8 @@ BENCH_FLOOR ?= 1
 # plugin's per-fault counts do not depend on the guest's speed
 BENCH_PASSES ?= $(if $(filter 1,$(BENCH_COST)),1)
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench clean
+.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench \
+	debian-config clean
 all: run
 
 deps:
@@ -175,6 +176,12 @@ test-kasan: kernel-test+kasan $(BUILD)/initramfs.cpio
 test-generic: kernel-test+generic $(BUILD)/initramfs.cpio
 	PFSCALE_APPEND=pfscale_test.table_ops=generic tests/run.sh -G -p atomic,widened -k $$(cat $(BUILD)/kernel-test+generic.path) \
 		-i $(BUILD)/initramfs.cpio -c $(SMP) -m $(MEM) -o $(BUILD)/test-generic
+
+# Debian's own config (linux-config-6.1's config.amd64_none_amd64) with the
+# pfscale options on: both must survive olddefconfig, and the .c files the
+# series touches must compile without a warning. Not in make test.
+debian-config: deps
+	scripts/debian-config.sh
 
 # Soak: loop the guest race tests for DURATION seconds on each fault path.
 DURATION ?= 1800
