@@ -12,7 +12,13 @@
 #   kmsg: ...                                         (kernel messages)
 # Each program gets one more result: PASS if it printed one plan, as many
 # results as planned and exited 0; FAIL otherwise, and FAIL for a listed
-# program that never started. A host test's output is one such run.
+# program that never started. A host test's output is one such run. A plan
+# of 0 is a skip of every check, through the allowlist, and only as
+# "1..0 # SKIP reason"; a bare "1..0" or one without a reason fails.
+#
+# The last line printed, once the log has been read, is the end line
+# "END   [LABEL] LOG": tests/lib/tap-parse.sh and tests/run.sh fail a parse
+# that has none.
 
 function glob2re(g,   r, i, c) {
 	r = ""
@@ -94,6 +100,7 @@ function open_block(name) {
 	nplans = 0
 	nres = 0
 	skipall = ""
+	plan0 = ""
 	subname = ""
 	ran[name] = 1
 	cur = name
@@ -113,6 +120,8 @@ function close_block(status,   why, prefix) {
 		why = why (why == "" ? "" : "; ") "printed " nplans " plans"
 	else if (nres != plan)
 		why = why (why == "" ? "" : "; ") "planned " plan " checks, reported " nres
+	if (plan0 != "")
+		why = why (why == "" ? "" : "; ") plan0
 	# A host test's block has no name: its tag is its name.
 	prefix = bname == "" ? "" : bname ": "
 	if (why != "")
@@ -189,7 +198,14 @@ mode == "guest" && /^# pfscale-guest: [^ ]+ exited with / {
 	next
 }
 
-mode == "guest" && /pfscale-guest: done/ { done = 1 }
+# "pfscale-guest: done rc=N": N is guest/init's status (a run script that
+# failed or was missing).
+mode == "guest" && /pfscale-guest: done/ {
+	done = 1
+	donerc = ""
+	if (match($0, /pfscale-guest: done rc=[0-9]+/))
+		donerc = substr($0, RSTART + 23, RLENGTH - 23)
+}
 mode == "guest" && /FATAL: expected [0-9]+ CPUs/ { cpufatal = $0 }
 
 /^1\.\.[0-9]+/ {
@@ -200,8 +216,9 @@ mode == "guest" && /FATAL: expected [0-9]+ CPUs/ { cpufatal = $0 }
 			skipall = $0
 			sub(/.*#[ \t]*SKIP[ \t]*/, "", skipall)
 			if (skipall == "")
-				skipall = "no reason given"
-		}
+				plan0 = "printed the plan 1..0 # SKIP without a reason"
+		} else if (plan == 0)
+			plan0 = "printed the plan 1..0 without '# SKIP reason'"
 	}
 	next
 }
@@ -215,11 +232,16 @@ mode == "host" { diag($0); next }
 /^# / { diag($0) }
 
 END {
+	finish()
+	print "END   " tag " " (logname == "" ? "-" : logname)
+}
+
+function finish() {
 	if (mode == "skip")
-		exit
+		return
 	if (mode == "host") {
 		close_block(rc)
-		exit
+		return
 	}
 	if (mode == "guest") {
 		if (inblock)
@@ -233,12 +255,20 @@ END {
 			out("FAIL", tag " guest finished in time (timed out; see " logname ")")
 		else if (!done)
 			out("FAIL", tag " guest ran to the end (QEMU exit " rc ", no done marker; see " logname ")")
+		else if (donerc == "")
+			out("FAIL", tag " guest ran to the end (a done marker without rc=N; see " logname ")")
+		else if (donerc + 0 != 0)
+			out("FAIL", tag " guest ran to the end (done rc=" donerc ": a run script failed or is missing; see " logname ")")
+		else if (rc != 0)
+			out("FAIL", tag " guest ran to the end (QEMU exit " rc " after the done marker; see " logname ")")
 		else
 			out("PASS", tag " guest ran to the end")
 		if (cpufatal != "")
 			out("FAIL", tag " guest sees the CPUs asked for: " cpufatal)
 	}
-	if (nerr)
+	if (errre == "")
+		out("FAIL", tag " kernel error patterns: " ENVIRON["ERRWHY"] " (the console log was not scanned)")
+	else if (nerr)
 		out("FAIL", tag " no kernel error in the console log (" nerr " lines, the first during " \
 			during "; see " logname "): " first)
 	else
