@@ -138,6 +138,7 @@ BEGIN {
 	tag = "[" label "]"
 	errre = ENVIRON["ERRRE"]
 	okre = ENVIRON["OKRE"]
+	blockre = ENVIRON["BLOCKRE"]
 	allowname = allow
 	sub(/.*\//, "", allowname)
 	load_allow()
@@ -157,7 +158,15 @@ BEGIN {
 
 { sub(/\r$/, "") }
 
-mode != "host" && errre != "" && $0 ~ errre && (okre == "" || $0 !~ okre) {
+# An expected report ("!<" header) and its stack dump, through "</TASK>".
+blockre != "" && $0 ~ blockre { inreport = 1 }
+inreport {
+	if ($0 ~ /<\/TASK>/)
+		inreport = 0
+	if (mode == "console")
+		next
+}
+mode != "host" && errre != "" && !inreport && $0 ~ errre && (okre == "" || $0 !~ okre) {
 	if (!nerr++) {
 		first = $0
 		# A program's kmsg lines follow its exit line: until the

@@ -39,7 +39,12 @@ kernel_error_re() {
 	grep -v -e '^#' -e '^$' -e '^!' "$errors" 2>/dev/null | paste -sd'|'
 }
 kernel_error_ok_re() {
-	sed -n 's/^!//p' "$errors" 2>/dev/null | paste -sd'|'
+	sed -n '/^!</d; s/^!//p' "$errors" 2>/dev/null | paste -sd'|'
+}
+# "!<" lines: a report header that is expected together with the stack
+# dump the kernel prints after it (through its "</TASK>" line).
+kernel_error_block_re() {
+	sed -n 's/^!<//p' "$errors" 2>/dev/null | paste -sd'|'
 }
 errors_why() {
 	if [ ! -f "$errors" ]; then
@@ -59,7 +64,7 @@ parse() {	# parse MODE RC EXPECT [FILE]
 	[ -n "$re" ] || why=$(errors_why)
 	# The regexes go through the environment: awk -v would take their
 	# backslashes for escapes.
-	res=$(ERRRE=$re OKRE=$(kernel_error_ok_re) ERRWHY=$why \
+	res=$(ERRRE=$re OKRE=$(kernel_error_ok_re) BLOCKRE=$(kernel_error_block_re) ERRWHY=$why \
 		awk -v mode="$1" -v label="$label" -v rc="$2" -v expect="$3" \
 		-v allow="$skips" -v logname="$file" \
 		-f "$here/tap-parse.awk" "${4:-/dev/stdin}" 2>"$awkerr")
@@ -80,7 +85,7 @@ malformed() {
 	local p
 	while IFS= read -r p; do
 		case $p in '#'*|'') continue ;; esac
-		P=${p#!} awk 'BEGIN { if ("" ~ ENVIRON["P"]) x = 1 }' 2>/dev/null ||
+		P=${p#!}; P=${P#<} awk 'BEGIN { if ("" ~ ENVIRON["P"]) x = 1 }' 2>/dev/null ||
 			printf '; malformed pattern in %s: %s' "$errors" "$p"
 	done 2>/dev/null < "$errors"
 }
