@@ -347,7 +347,7 @@ static void thp_child(const struct scenario *s)
 	long long al = counter("anon_cmpxchg_lost");
 	long long ll = counter("locked_cmpxchg_lost");
 	long pg;
-	int k, r;
+	int k, r, tries;
 
 	trigger = s->trigger;
 	spin_barrier_init(&start_bar, NTHREADS);
@@ -357,12 +357,23 @@ static void thp_child(const struct scenario *s)
 			tap_bail("pthread_create");
 	for (r = 0; r < THP_ROUNDS && now() - t0 < THP_SECONDS; r++) {
 		round_no = r;
-		region = map_aligned(HPAGE, HPAGE);
-		if (trigger != THP_COLLAPSE && madvise(region, HPAGE, MADV_HUGEPAGE))
-			tap_bail("MADV_HUGEPAGE");
-		for (pg = 0; pg < HPAGE_PAGES; pg++)
-			*(uint64_t *)(region + pg * PAGE) = pattern(r, pg);
-		/* A THP, or (to be collapsed) small pages. */
+		/*
+		 * A THP, or (to be collapsed) small pages. With two NUMA
+		 * nodes of half the guest each, after the other tests, a THP
+		 * allocation can fail for want of a free 2 MiB block: then
+		 * compact and map the round again (a few times at most).
+		 */
+		for (tries = 0; ; tries++) {
+			region = map_aligned(HPAGE, HPAGE);
+			if (trigger != THP_COLLAPSE && madvise(region, HPAGE, MADV_HUGEPAGE))
+				tap_bail("MADV_HUGEPAGE");
+			for (pg = 0; pg < HPAGE_PAGES; pg++)
+				*(uint64_t *)(region + pg * PAGE) = pattern(r, pg);
+			if (thp_mapped(region) == (trigger != THP_COLLAPSE) || tries == 3)
+				break;
+			munmap(region, HPAGE);
+			write_file("/proc/sys/vm/compact_memory", "1");
+		}
 		if (thp_mapped(region) == (trigger != THP_COLLAPSE))
 			huge_before++;
 		spin_barrier_wait(&start_bar);
