@@ -203,7 +203,7 @@ FAKE_LOG=$rec/passing.log runfails "a parse without the parser's end line" \
 
 # Item 2: a plan of 0.
 printf '1..0\n' > "$tmp/host-plan0"
-fails "a plan of 0 without '# SKIP reason'" "\\[host x\\] printed the plan 1\\.\\.0 without '# SKIP reason'" \
+fails "a plan of 0 without a skip reason fails" "\\[host x\\] printed the plan 1\\.\\.0 without '# SKIP reason'" \
 	host "host x" "$tmp/host-plan0" 0
 printf '1..0 # SKIP\n' > "$tmp/host-plan0-noreason"
 fails "a plan of 0 skipped without a reason" "\\[host x\\] printed the plan 1\\.\\.0 # SKIP without a reason" \
