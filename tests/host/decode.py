@@ -59,16 +59,17 @@ check("pfscale-layout: the x86-64 bits as the kernel defines them",
       (lay.page_shift, lay.present, lay.pse, lay.protnone, lay.special,
        lay.swp_type_shift, lay.swp_offset_first_bit, lay.phys_mask),
       (12, 1, 0x80, 0x100, 0x200, 59, 9, 0x000ffffffffff000))
-# The kinds of the test kernel: swap, migration, no hwpoison/device,
-# markers (MAX_SWAPFILES 27).
+# The kinds of the test kernel (MEMORY_FAILURE, MIGRATION, DEVICE_PRIVATE,
+# PTE markers: MAX_SWAPFILES 22), and of a kernel without hwpoison and
+# device types (MAX_SWAPFILES 27).
 kinds = lay.swap_kinds
-check("swap kinds allotted from MAX_SWAPFILES up (migration, marker, "
-      "swapin-error)", kinds,
+check("swap kinds without hwpoison and device types",
+      d.swap_kinds(dict(values, MAX_SWAPFILES=27, SWP_HWPOISON_NUM=0,
+                        SWP_DEVICE_NUM=0)),
       {27: "migration-read", 28: "migration-read-exclusive",
        29: "migration-write", 30: "pte-marker", 31: "swapin-error"})
-check("swap kinds with hwpoison and device types",
-      d.swap_kinds(dict(values, MAX_SWAPFILES=22, SWP_HWPOISON_NUM=1,
-                        SWP_DEVICE_NUM=4)),
+check("swap kinds allotted from MAX_SWAPFILES up in the test kernel "
+      "(hwpoison, migration, device, marker, swapin-error)", kinds,
       {22: "hwpoison", 23: "migration-read",
        24: "migration-read-exclusive", 25: "migration-write",
        26: "device-write", 27: "device-read",
@@ -85,7 +86,8 @@ def refused(name, fn):
 
 
 refused("special swap types that do not fill the swap type space are "
-        "refused", lambda: d.swap_kinds(dict(values, SWP_HWPOISON_NUM=1)))
+        "refused", lambda: d.swap_kinds(dict(
+            values, MAX_SWAPFILES=values["MAX_SWAPFILES"] + 1)))
 refused("a pfscale-layout line that is not 'NAME VALUE' is refused",
         lambda: d.parse_layout("PAGE_SHIFT 12\nPTRS_PER_PTE\n"))
 refused("a pfscale-layout without a required name is refused",
@@ -135,7 +137,7 @@ check("swap entry with soft-dirty and exclusive",
        "flags": ["soft-dirty", "exclusive"]})
 check("pte marker pfscale-busy", d.flag_names(swp(30, 2), p4),
       "not present: pte marker pfscale-busy")
-got = d.swap_entry(swp(29, 0x3f5e2 | 1 << 34), p4)   # SWP_PFN_BITS 34
+got = d.swap_entry(swp(25, 0x3f5e2 | 1 << 34), p4)   # migration-write; SWP_PFN_BITS 34
 check("migration entry: pfn and young bit", (got["pfn"], got["flags"]),
       (0x3f5e2, ["young"]))
 check("swapin-error entry", d.flag_names(swp(31, 0), p4),

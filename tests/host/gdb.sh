@@ -327,14 +327,20 @@ nout=$(PFSCALE_LAYOUT=$out/no-such-pfscale-layout timeout 60 gdb -batch -nx -iex
 [ "$(grep -c "^pf-walk: cannot read $out/no-such-pfscale-layout (.*): make it with scripts/layout.sh KERNEL_BUILD_DIR" <<<"$nout")" = 1 ] &&
 	! grep -q Traceback <<<"$nout"
 check "without pfscale-layout: one line naming the file and scripts/layout.sh" $? "$(tr '\n' ' ' <<<"$nout" | head -c 300)"
-# Another kernel's pfscale-layout (one more swap type, so one swap file
-# less) is refused: swap_info[] has MAX_SWAPFILES entries.
-sed 's/^MAX_SWAPFILES .*/MAX_SWAPFILES 26/; s/^SWP_HWPOISON_NUM .*/SWP_HWPOISON_NUM 1/' \
+# Another kernel's pfscale-layout (hwpoison's swap type toggled, so one
+# swap file more or less) is refused: swap_info[] has MAX_SWAPFILES entries.
+maxswap=$(sed -n 's/^MAX_SWAPFILES //p' "$art/pfscale-layout")
+if grep -qx 'SWP_HWPOISON_NUM 1' "$art/pfscale-layout"; then
+	othermax=$((maxswap + 1)) otherhw=0
+else
+	othermax=$((maxswap - 1)) otherhw=1
+fi
+sed "s/^MAX_SWAPFILES .*/MAX_SWAPFILES $othermax/; s/^SWP_HWPOISON_NUM .*/SWP_HWPOISON_NUM $otherhw/" \
 	"$art/pfscale-layout" > "$out/other-pfscale-layout"
 mout=$(PFSCALE_LAYOUT=$out/other-pfscale-layout timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
 	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
 	-ex 'pf-walk 0x1000 1' 2>&1)
-[ "$(grep -c "^pf-walk: $out/other-pfscale-layout is not this vmlinux's: MAX_SWAPFILES 26, swap_info\[\] has 27$" <<<"$mout")" = 1 ] &&
+[ "$(grep -c "^pf-walk: $out/other-pfscale-layout is not this vmlinux's: MAX_SWAPFILES $othermax, swap_info\[\] has $maxswap$" <<<"$mout")" = 1 ] &&
 	! grep -q Traceback <<<"$mout"
 check "another kernel's pfscale-layout is refused in one line (MAX_SWAPFILES against swap_info[])" $? "$(tr '\n' ' ' <<<"$mout" | head -c 300)"
 
