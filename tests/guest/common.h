@@ -715,4 +715,56 @@ static inline void leak_watch_check(struct leak_watch *w, const char *what)
 		close(w->kfd);
 }
 
+/*
+ * Pass writers (t_memcg, t_hwpoison): writer @id writes its own 8-byte slot
+ * of every page of @base, pass after pass until *@stop, checking that each
+ * slot still holds the previous pass's value and reads back what it wrote;
+ * then it reads every slot once more. Lost writes are added to *@bad
+ * (while racing) and *@final_bad (the last read), which may be in memory
+ * shared with a parent; @passes[@id] is the passes done.
+ */
+static inline uint64_t pass_value(uint64_t gen, long id, long page)
+{
+	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
+}
+
+static inline void pass_writer_run(char *base, long pages, long id, volatile int *stop,
+				   long *bad, long *final_bad, long *passes)
+{
+	uint64_t gen = 0, v;
+	long i;
+
+	while (!*stop) {
+		gen++;
+		for (i = 0; i < pages; i++) {
+			volatile uint64_t *slot = (uint64_t *)(base + i * PAGE) + id;
+
+			if (*slot != pass_value(gen - 1, id, i))
+				__atomic_add_fetch(bad, 1, __ATOMIC_RELAXED);
+			v = pass_value(gen, id, i);
+			*slot = v;
+			if (*slot != v)
+				__atomic_add_fetch(bad, 1, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&passes[id], (long)gen, __ATOMIC_RELEASE);
+	}
+	for (i = 0; i < pages; i++)
+		if (((volatile uint64_t *)(base + i * PAGE))[id] != pass_value(gen, id, i))
+			__atomic_add_fetch(final_bad, 1, __ATOMIC_RELAXED);
+}
+
+/* The fewest passes any of @n pass writers has done. */
+static inline long pass_writers_min(const long *passes, int n)
+{
+	long m = -1, v;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		v = __atomic_load_n(&passes[k], __ATOMIC_ACQUIRE);
+		if (m < 0 || v < m)
+			m = v;
+	}
+	return m;
+}
+
 #endif

@@ -154,49 +154,17 @@ static int join_cg(void)
 	return res->moved;
 }
 
-/* What writer @id leaves in page @page in pass @gen (0: never written). */
-static uint64_t value(uint64_t gen, long id, long page)
-{
-	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
-}
 
 static void *writer(void *p)
 {
-	long id = (long)p, i;
-	uint64_t gen = 0, v;
-
 	spin_barrier_wait(&start_bar);
-	while (!stop) {
-		gen++;
-		for (i = 0; i < pages; i++) {
-			volatile uint64_t *slot = (uint64_t *)(base + i * PAGE) + id;
-
-			if (*slot != value(gen - 1, id, i))
-				__atomic_add_fetch(&res->bad, 1, __ATOMIC_RELAXED);
-			v = value(gen, id, i);
-			*slot = v;
-			if (*slot != v)
-				__atomic_add_fetch(&res->bad, 1, __ATOMIC_RELAXED);
-		}
-		__atomic_store_n(&passes[id], (long)gen, __ATOMIC_RELEASE);
-	}
-	for (i = 0; i < pages; i++)
-		if (((volatile uint64_t *)(base + i * PAGE))[id] != value(gen, id, i))
-			__atomic_add_fetch(&res->final_bad, 1, __ATOMIC_RELAXED);
+	pass_writer_run(base, pages, (long)p, &stop, &res->bad, &res->final_bad, passes);
 	return NULL;
 }
 
 static long min_passes(void)
 {
-	long m = -1, v;
-	int k;
-
-	for (k = 0; k < res->n; k++) {
-		v = __atomic_load_n(&passes[k], __ATOMIC_ACQUIRE);
-		if (m < 0 || v < m)
-			m = v;
-	}
-	return m;
+	return pass_writers_min(passes, res->n);
 }
 
 static void sample(void)
@@ -264,7 +232,7 @@ static void *oom_writer(void *p)
 	spin_barrier_wait(&start_bar);
 	for (;;)
 		for (i = 0; i < pages; i++)
-			((volatile uint64_t *)(base + i * PAGE))[id] = value(1, id, i);
+			((volatile uint64_t *)(base + i * PAGE))[id] = pass_value(1, id, i);
 	return NULL;
 }
 
