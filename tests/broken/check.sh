@@ -40,6 +40,9 @@ note "building $name in $obj"
 make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" bzImage >/dev/null ||
 	die "$name does not build"
 cp "$obj/arch/x86/boot/bzImage" "$out/$name.bzImage"
+# qemu/boot.sh reads the config next to the kernel (numa=fake=2 where the
+# kernel has NUMA_EMU): every variant has the test kernel's.
+cp "$obj/.config" "$out/.config"
 revert
 trap - EXIT
 flock -u 9
