@@ -15,7 +15,7 @@ parse=$top/tests/lib/tap-parse.sh
 rec=$top/tests/lib/recorded
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..51"
+echo "1..52"
 
 # fails TEXT REGEX PARSER-ARGS...: the parser ($PARSER, default $parse)
 # exits non-zero and prints a FAIL line matching REGEX, and its end line
@@ -63,6 +63,11 @@ fails "the segfault's kernel report (kmsg: segfault at)" \
 fails "a program that exits 1 after its plan" \
 	'\[stock\] h_fail:exit: exited with 1; planned 3 checks, reported 1$' \
 	guest stock "$rec/exit-early.log" 0
+sed 's/^# pfscale-guest: t_single exited with 0\r\?$/# pfscale-guest: t_single exited with 143 after 900.0 s (killed by signal 15: timed out, PFSCALE_PROG_TIMEOUT=900)\nTerminated/' \
+	"$rec/passing.log" >"$tmp/timed-out.log"
+fails "a program guest/run/prog ended at its time limit, all its checks reported" \
+	'\[stock\] t_single: exited with 143 \(killed by signal 15\); timed out, PFSCALE_PROG_TIMEOUT=900$' \
+	guest stock "$tmp/timed-out.log" 0 t_single t_debugfs
 fails "a program that prints no plan" '\[stock\] h_fail:noplan: printed no plan' \
 	guest stock "$rec/no-plan.log" 0
 fails "a skip that tests/expected-skips does not name" \

@@ -113,7 +113,9 @@ function close_block(status,   why, prefix) {
 		why = status
 	else if (status + 0 != 0)
 		why = "exited with " status (status > 128 && status < 160 ? \
-			" (killed by signal " status - 128 ")" : "")
+			" (killed by signal " status - 128 ")" : "") \
+			(exitnote == "" ? "" : "; " exitnote)
+	exitnote = ""
 	if (nplans == 0)
 		why = why (why == "" ? "" : "; ") "printed no plan (1..N)"
 	else if (nplans > 1)
@@ -200,6 +202,10 @@ mode == "guest" && /^# pfscale-guest: selftest / {
 
 mode == "guest" && /^# pfscale-guest: [^ ]+ exited with / {
 	diag($0)
+	# guest/run/prog's per-program time limit ended it: say so.
+	exitnote = ""
+	if (match($0, /timed out, PFSCALE_PROG_TIMEOUT=[0-9]+/))
+		exitnote = substr($0, RSTART, RLENGTH)
 	if (inblock && $3 == bname)
 		close_block($6)
 	else
