@@ -205,6 +205,22 @@ static inline long meminfo_kb(const char *field)
 	return kb;
 }
 
+/* A /proc/vmstat counter (-1 if missing). */
+static inline long long vmstat_value(const char *name)
+{
+	char n[64];
+	long long v, ret = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", n, &v) == 2)
+		if (!strcmp(n, name))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
 /* Anonymous faults counted on either fault path (-1 without pfscale). */
 static inline long long pfscale_anon_faults(void)
 {
@@ -485,7 +501,15 @@ static inline int race_round(long pages, int n, int round, int advice)
  * still holds it as its lazy TLB mm: the idle task keeps the last user mm a
  * CPU ran until the CPU next switches to another user mm. mm_quiesce()
  * moves the calling thread onto every online CPU in turn, so each switches
- * to this mm and drops the one it held, then folds the counters.
+ * to this mm and drops the one it held, and drains the CPU's LRU batches,
+ * then folds the counters.
+ *
+ * AnonPages counts mapped anonymous pages only: a page whose rmap was
+ * removed but whose last reference was never put (a losing fault that
+ * forgets its put_page()) is invisible to it, yet stays on the anon LRU.
+ * So the levels compared include nr_inactive_anon + nr_active_anon, read
+ * once every CPU's LRU add batch is drained (a page in a batch is on no
+ * list yet, and a freed page waits there for its last reference).
  *
  * The usual pattern: run the racing part in a forked child, and around it
  *	mem_level(&before); fork, wait; mem_level(&after);
@@ -525,25 +549,43 @@ static inline void on_each_cpu_call(void (*fn)(void *), void *arg)
 	syscall(SYS_sched_setaffinity, 0, sizeof(old), old);
 }
 
+/* munmap() drains this CPU's LRU batches first (unmap_region()'s lru_add_drain()). */
+static inline void lru_drain_this_cpu(void *unused)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)unused;
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+}
+
 static inline void mm_quiesce(void)
 {
-	on_each_cpu_call(NULL, NULL);
+	on_each_cpu_call(lru_drain_this_cpu, NULL);
 	write_file("/proc/sys/vm/stat_refresh", "1");
 }
 
 struct mem_level {
 	long anon_kb, pt_kb;
+	long long lru_anon;	/* pages on the anon LRU lists */
 };
 
-/* AnonPages and PageTables after mm_quiesce(). */
+/* AnonPages, PageTables and the anon LRU size after mm_quiesce(). */
 static inline void mem_level(struct mem_level *l)
 {
 	mm_quiesce();
 	l->anon_kb = meminfo_kb("AnonPages");
 	l->pt_kb = meminfo_kb("PageTables");
+	l->lru_anon = vmstat_value("nr_inactive_anon") + vmstat_value("nr_active_anon");
 }
 
-/* Two checks: AnonPages and PageTables exactly back to @b's level. */
+static inline int mem_level_same(const struct mem_level *b, const struct mem_level *a)
+{
+	return a->anon_kb == b->anon_kb && a->pt_kb == b->pt_kb && a->lru_anon == b->lru_anon;
+}
+
+/* The checks of the levels (LEVEL_CHECKS): each exactly back to @b's. */
+#define LEVEL_CHECKS 3
 static inline void mem_level_check(const struct mem_level *b,
 				   const struct mem_level *a, const char *what)
 {
@@ -553,6 +595,9 @@ static inline void mem_level_check(const struct mem_level *b,
 	tap_check(a->pt_kb == b->pt_kb,
 		  "%s: PageTables back to its level after the mm is gone (%ld kB -> %ld kB)",
 		  what, b->pt_kb, a->pt_kb);
+	tap_check(a->lru_anon == b->lru_anon,
+		  "%s: anon LRU back to its level after the mm is gone, batches drained (%lld -> %lld pages)",
+		  what, b->lru_anon, a->lru_anon);
 }
 
 /*
@@ -653,59 +698,95 @@ static inline void spin_barrier_wait(struct spin_barrier *b)
  * The leak checks around a racing part run in a forked child:
  *	status = leak_watch_run(&w, fn, arg);
  *	(the test's own checks on status / shared results)
- *	leak_watch_check(&w, "what");	(three checks)
+ *	leak_watch_check(&w, "what");	(LEAK_CHECKS checks)
  * Both levels are read inside leak_watch_run(), at the same stack depth,
  * with only fork and wait between them, so that nothing the parent does
  * (a deeper printf faulting a stack page, a first touch of a mapping)
- * shows as a difference.
+ * shows as a difference. The child may make checks of its own: they are
+ * counted in the parent (run_child()).
  */
 struct leak_watch {
 	struct mem_level before, after;
-	int kfd;
+	int kfd, rereads;
 };
 
-/* fn(arg) in a forked child (exit status 0 unless fn exits); wait status. */
+/*
+ * fn(arg) in a forked child (exit status 0 unless fn exits); wait status.
+ * The checks the child reported (and whether one failed) are added to this
+ * process's, through a pipe: a child that dies before the end reports none,
+ * and the program's count then falls short of its plan.
+ */
 static inline int run_child(void (*fn)(void *), void *arg)
 {
-	int status = 0;
+	int status = 0, fds[2], counts[2] = { 0, 0 };
 	pid_t pid;
 
 	fflush(stdout);
+	if (pipe(fds))
+		tap_bail("pipe");
 	pid = fork();
 	if (pid < 0)
 		tap_bail("fork");
 	if (pid == 0) {
+		int reported = tap_reported;
+
+		close(fds[0]);
+		tap_failed = 0;
 		fn(arg);
 		fflush(stdout);
+		counts[0] = tap_reported - reported;
+		counts[1] = tap_failed;
+		if (write(fds[1], counts, sizeof(counts)) != sizeof(counts))
+			_exit(1);
 		_exit(0);
 	}
+	close(fds[1]);
 	if (waitpid(pid, &status, 0) != pid)
 		tap_bail("waitpid");
+	if (read(fds[0], counts, sizeof(counts)) == sizeof(counts)) {
+		tap_reported += counts[0];
+		tap_failed |= counts[1];
+	}
+	close(fds[0]);
 	return status;
 }
 
-/* Levels, kmsg position, run_child(fn, arg), levels; its wait status. */
+/*
+ * Levels, kmsg position, run_child(fn, arg), levels; its wait status. The
+ * levels after are read again (up to 1 s) while they differ: a page another
+ * task has isolated for a moment (compaction, NUMA balancing) is off the
+ * LRU then, while a leaked page stays leaked.
+ */
 static inline int leak_watch_run(struct leak_watch *w, void (*fn)(void *), void *arg)
 {
-	int status;
+	int status, tries = 0;
 
 	w->kfd = kmsg_open();
 	mem_level(&w->before);
 	status = run_child(fn, arg);
 	mem_level(&w->after);
+	while (!mem_level_same(&w->before, &w->after) && tries++ < 20) {
+		usleep(50000);
+		mem_level(&w->after);
+	}
+	w->rereads = tries;
 	return status;
 }
 
 /*
- * Three checks: AnonPages and PageTables exactly back, and no bad-mm
- * (rss-counter, pgtables_bytes), bad-page, BUG or WARNING kernel message
- * since leak_watch_run() began.
+ * LEAK_CHECKS checks: the levels exactly back (mem_level_check()), and no
+ * bad-mm (rss-counter, pgtables_bytes), bad-page, BUG or WARNING kernel
+ * message since leak_watch_run() began.
  */
+#define LEAK_CHECKS (LEVEL_CHECKS + 1)
 static inline void leak_watch_check(struct leak_watch *w, const char *what)
 {
 	char first[512];
 	long bad;
 
+	if (w->rereads)
+		tap_diag("%s: levels read %d more times before they matched (or gave up)",
+			 what, w->rereads);
 	mem_level_check(&w->before, &w->after, what);
 	bad = kmsg_bad(w->kfd, first, sizeof(first));
 	tap_check(w->kfd >= 0 && bad == 0,
@@ -713,6 +794,24 @@ static inline void leak_watch_check(struct leak_watch *w, const char *what)
 		  what, bad, bad ? ": " : "", bad ? first : (w->kfd < 0 ? ", no /dev/kmsg" : ""));
 	if (w->kfd >= 0)
 		close(w->kfd);
+}
+
+/*
+ * A test whose checks are made where its race runs: @body(@arg) in a
+ * forked child, its checks counted here (run_child()), then the leak checks
+ * (LEAK_CHECKS) under @what. A child that dies by a signal is said so; its
+ * missing checks fail the plan.
+ */
+static inline void leak_watched(const char *what, void (*body)(void *), void *arg)
+{
+	struct leak_watch w;
+	int status = leak_watch_run(&w, body, arg);
+
+	if (WIFSIGNALED(status))
+		tap_diag("%s: the child was killed by signal %d", what, WTERMSIG(status));
+	else if (WEXITSTATUS(status))
+		tap_diag("%s: the child exited with %d", what, WEXITSTATUS(status));
+	leak_watch_check(&w, what);
 }
 
 /*

@@ -669,9 +669,10 @@ int main(int argc, char **argv)
 	/*
 	 * The device and its calibration; per mode content, evidence, race
 	 * reproduced (atomic path: a check; pfscale-less kernel: a skip;
-	 * stock path: a diagnostic), 3 leak checks.
+	 * stock path: a diagnostic), the leak checks.
 	 */
-	tap_plan(pfscale_counter("anon_fault_locked") < 0 ? 13 : 11 + need_lost(0) + need_lost(1));
+	tap_plan(2 * LEAK_CHECKS + (pfscale_counter("anon_fault_locked") < 0 ?
+				    7 : 5 + need_lost(0) + need_lost(1)));
 	fd = hmm_open(why, sizeof(why));
 	if (fd < 0) {
 		tap_check(0, "the HMM test device: %s", why);

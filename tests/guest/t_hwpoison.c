@@ -420,9 +420,9 @@ int main(int argc, char **argv)
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");
-	/* (a) content, evidence, 3 leak, unpoison; (b) outcome, content,
-	 * evidence, 3 leak, unpoison */
-	tap_plan(13);
+	/* (a) content, evidence, leak checks, unpoison; (b) outcome,
+	 * content, evidence, leak checks, unpoison */
+	tap_plan(7 + 2 * LEAK_CHECKS);
 
 	/* (a) Soft offline racing the writers. */
 	memset(res, 0, sizeof(*res));

@@ -410,14 +410,14 @@ int main(int argc, char **argv)
 		n = 4;
 	if (n > 16)
 		n = 16;
-	/* merged; content; ksmd merging in the race; COW seen; rss; 3 leak;
+	/* merged; content; ksmd merging in the race; COW seen; rss; leak checks;
 	 * unmerged and restored at the end */
 	if (access(KSM "run", F_OK)) {
 		tap_plan(1);
 		tap_check(0, "KSM: the test kernels have CONFIG_KSM, this one has no " KSM "run");
 		return tap_exit();
 	}
-	tap_plan(9);
+	tap_plan(6 + LEAK_CHECKS);
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");

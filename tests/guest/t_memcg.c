@@ -416,9 +416,9 @@ int main(int argc, char **argv)
 		tap_check(0, "memory cgroup: the test kernels have one, and swap: %s", why);
 		return tap_exit();
 	}
-	/* setup; reclaim: content, evidence, 3 leak, empty; OOM: killed,
-	 * 3 leak, empty; removed */
-	tap_plan(13);
+	/* setup; reclaim: content, evidence, leak checks, empty; OOM:
+	 * killed, leak checks, empty; removed */
+	tap_plan(7 + 2 * LEAK_CHECKS);
 	tap_check(ok, "memory cgroup %s made, the memory controller enabled, swap on (%ld kB)",
 		  LEAF, meminfo_kb("SwapTotal"));
 

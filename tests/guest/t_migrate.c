@@ -47,7 +47,7 @@
  * every slot once the other threads have stopped), smaps Rss == pagemap
  * after quiesce, evidence that the race was offered (counts that must be
  * > 0; the part races at least MIN_SECS and until they are, at most
- * RACE_SECS: "too little work done" fails), and the three leak checks of
+ * RACE_SECS: "too little work done" fails), and the leak checks of
  * leak_watch_run()/leak_watch_check(). Where the kernel has VM event
  * counters (CONFIG_VM_EVENT_COUNTERS), their /proc/vmstat deltas
  * (pgmigrate_success; compact_migrate_scanned, compact_isolated;
@@ -114,16 +114,6 @@ static long long field(const char *buf, const char *name, const char *sep)
 			p++;
 	}
 	return -1;
-}
-
-/* A /proc/vmstat counter (-1 if missing). */
-static long long vmstat(const char *name)
-{
-	static char buf[16384];
-
-	if (slurp("/proc/vmstat", buf, sizeof(buf)) < 0)
-		return -1;
-	return field(buf, name, " ");
 }
 
 /* Everything a part's child found, in memory shared with the parent. */
@@ -353,7 +343,7 @@ static void vm_deltas(const long long *v0, long long *d)
 	int k;
 
 	for (k = 0; k < NVMSTAT; k++)
-		d[k] = v0[k] < 0 ? -1 : vmstat(vmstat_name[k]) - v0[k];
+		d[k] = v0[k] < 0 ? -1 : vmstat_value(vmstat_name[k]) - v0[k];
 }
 
 /* Has the part shown the race it is about? */
@@ -401,7 +391,7 @@ static void race_child(void *arg)
 		tap_bail("mprotect guard");
 	madvise(base, PAGES * PAGE, MADV_NOHUGEPAGE);
 	for (k = 0; k < NVMSTAT; k++)
-		v0[k] = vmstat(vmstat_name[k]);
+		v0[k] = vmstat_value(vmstat_name[k]);
 	r->vm_events = v0[V_PGMIGRATE] >= 0;
 	t0 = now();
 	for (k = 0; k < r->nwriters; k++)
@@ -618,8 +608,8 @@ int main(int argc, char **argv)
 			  online, cpul[0], cpul[1]);
 		return tap_exit();
 	}
-	/* Nodes; per part content, rss, evidence and 3 leak checks; knobs back. */
-	tap_plan(1 + NPARTS * 6 + 1);
+	/* Nodes; per part content, rss, evidence and the leak checks; knobs back. */
+	tap_plan(1 + NPARTS * (3 + LEAK_CHECKS) + 1);
 	tap_check(1, "two NUMA nodes (online: %s; node0 CPUs %s, node1 CPUs %s)",
 		  online, cpul[0], cpul[1]);
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -112,25 +112,44 @@ static void race_until(int n, unsigned long stride, int regions, const char *wha
 			  pfscale_path(), stride == MB2 ? "PTE" : "PMD", loss, t.batches, now() - t0);
 }
 
+struct level {
+	int n;
+	unsigned long stride;
+	int regions;
+	const char *what, *loss;
+};
+
+/* One table level's race, then the racing process's RSS views. */
+static void populate_race(void *p)
+{
+	const struct level *l = p;
+
+	race_until(l->n, l->stride, l->regions, l->what, l->loss);
+	rss_agree_check(l->stride == MB2 ? "after the PTE-table populate races" :
+					   "after the PMD-table populate races");
+}
+
 int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), atomic = pfscale_atomic_pte() == 1;
 	const char *pte_loss = atomic ? "pte_table_cmpxchg_lost" : "pte_table_populate_lost";
 	const char *pmd_loss = atomic ? "pmd_table_cmpxchg_lost" : "pmd_table_populate_lost";
+	struct level pte = { n < 4 ? 4 : n, MB2, PTE_REGIONS, "2 MiB", pte_loss };
+	struct level pmd = { n < 4 ? 4 : n, GB1, PMD_REGIONS, "1 GiB", pmd_loss };
 
 	tap_init(argv[0]);
 	(void)argc;
-	if (n < 4)
-		n = 4;
 	/*
-	 * Per table level a content check, then (with pfscale) a race check;
-	 * without pfscale one skip for both race checks.
+	 * Per table level, in a forked child under the leak watch (a losing
+	 * populate frees its table: one that did not would leave PageTables
+	 * above its level): a content check, a race check (with pfscale),
+	 * the RSS views; then the leak checks. Without pfscale one skip for
+	 * both race checks.
 	 */
-	tap_plan(pfscale_counter(pte_loss) < 0 ? 4 : 5);
-	race_until(n, MB2, PTE_REGIONS, "2 MiB", pte_loss);
-	race_until(n, GB1, PMD_REGIONS, "1 GiB", pmd_loss);
+	tap_plan((pfscale_counter(pte_loss) < 0 ? 5 : 6) + 2 * LEAK_CHECKS);
+	leak_watched("PTE-table populates", populate_race, &pte);
+	leak_watched("PMD-table populates", populate_race, &pmd);
 	if (pfscale_counter(pte_loss) < 0)
 		tap_skip("populate losses counted (no pfscale counters in this kernel)");
-	rss_agree_check("after the populate races");
 	return tap_exit();
 }

@@ -46,15 +46,13 @@ static void *reader(void *p)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static void refill_race(void *unused)
 {
 	char first[256];
 	long kmsg_errors;
 	int kfd, n = ncpus() > 1 ? ncpus() - 1 : 1;
 
-	(void)argc;
-	tap_init(argv[0]);
-	tap_plan(3);
+	(void)unused;
 	page = map_anon(PAGE);
 	madvise(page, PAGE, MADV_NOHUGEPAGE);
 	kfd = kmsg_open();
@@ -66,5 +64,14 @@ int main(int argc, char **argv)
 	tap_check(bad_reads == 0, "every read of the zapped page returned 0 (%ld did not)", bad_reads);
 	rss_agree_check("after the refill race");
 	munmap(page, PAGE);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argc;
+	tap_init(argv[0]);
+	/* Three checks in a forked child, then the leak checks. */
+	tap_plan(3 + LEAK_CHECKS);
+	leak_watched("refill race", refill_race, NULL);
 	return tap_exit();
 }

@@ -72,9 +72,8 @@ int main(int argc, char **argv)
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");
 	/* Per THP setting a content check; then the loss check or its skip
-	 * (THP on: a diagnostic only, with counters); then the three leak
-	 * checks. */
-	tap_plan(pfscale_counter("anon_pte_recheck_lost") < 0 ? 10 : 9);
+	 * (THP on: a diagnostic only, with counters); then the leak checks. */
+	tap_plan(2 * LEAK_CHECKS + (pfscale_counter("anon_pte_recheck_lost") < 0 ? 4 : 3));
 	for (thp = 0; thp < 2; thp++) {
 		memset(res, 0, sizeof(*res));
 		res->nthreads = n;

@@ -357,9 +357,9 @@ int main(int argc, char **argv)
 	/* swap on; swap-in content; swapin_lost (pfscale only); reclaim I/O,
 	 * reclaim content, reclaim race reproduced (atomic path: busy_pte_fault
 	 * moved; without pfscale a skip; stock: a diagnostic only, no check),
-	 * its three leak checks; SwapFree. */
+	 * its leak checks; SwapFree. */
 	atomic = pfscale_atomic_pte() == 1;
-	tap_plan(lost0 >= 0 ? (atomic ? 10 : 9) : 9);
+	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? (atomic ? 7 : 6) : 6));
 	if (!tap_check(swap_ready(), "swap is on (SwapTotal %ld kB)", meminfo_kb("SwapTotal")))
 		return tap_exit();
 	if (n < 4)

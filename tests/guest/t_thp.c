@@ -460,7 +460,7 @@ static void scenario_child(void *arg)
 	s->child(s);
 }
 
-/* Run @s in a forked child; its checks, then the leak checks (3). */
+/* Run @s in a forked child; its checks, then the leak checks. */
 static void run_scenario(const struct scenario *s)
 {
 	struct leak_watch w;
@@ -481,7 +481,7 @@ int main(int argc, char **argv)
 	tap_init(argv[0]);
 	(void)argc;
 	for (i = 0; i < NSCEN; i++)
-		plan += scenarios[i].nchecks + 3;
+		plan += scenarios[i].nchecks + LEAK_CHECKS;
 	tap_plan(plan);
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);

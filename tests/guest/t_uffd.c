@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 
 	tap_init(argv[0]);
 	(void)argc;
-	tap_plan(6);
+	tap_plan(3 + LEAK_CHECKS);
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (res == MAP_FAILED)

@@ -115,50 +115,62 @@ static void *zapper(void *p)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+/* One mode's race (the global mode), then the racing process's RSS views. */
+static void zap_race(void *np)
 {
-	int n = 2 * ncpus(), runs;
+	int n = *(int *)np, runs;
 	long present, zero_mapped, rss;
 	size_t len = PAGES * PAGE;
 	char *guarded;
+	char what[64];
 	double t0;
+
+	guarded = map_anon(len + 2 * PAGE);
+	mprotect(guarded, PAGE, PROT_NONE);
+	mprotect(guarded + PAGE + len, PAGE, PROT_NONE);
+	base = guarded + PAGE;
+	madvise(base, len, MADV_NOHUGEPAGE);
+	bad = zeros = zaps_begun = zaps_done = 0;
+	t0 = now();
+	runs = 0;
+	do {
+		/* Writers start from pass 0: every slot 0. */
+		madvise(base, len, MADV_DONTNEED);
+		run_against(n, writer, zapper, NULL, SECONDS, &stop);
+		runs++;
+	} while (mode != 1 && !bad && !zeros && now() - t0 < RACE_SECS);
+	present = pagemap_rss(base, len);
+	zero_mapped = pagemap_present(base, len) - present;
+	rss = smaps_rss(base);
+	tap_check(bad == 0 && present == rss,
+		  "%d writers racing %s (%ld zaps): %ld lost writes, rss %ld == present %ld (+%ld zero page)",
+		  n, modes[mode], zaps_done, bad, rss, present, zero_mapped);
+	if (mode != 1)
+		tap_check(zeros > 0, "race reproduced: writers racing %s saw %ld writes zapped (%d runs, %.1f s)%s",
+			  modes[mode], zeros, runs, now() - t0,
+			  zeros ? "" : ": race not reproduced");
+	else
+		tap_diag("MADV_FREE: %ld writes zapped (none expected without memory pressure)",
+			 zeros);
+	snprintf(what, sizeof(what), "after the %s races", modes[mode]);
+	rss_agree_check(what);
+	munmap(guarded, len + 2 * PAGE);
+}
+
+int main(int argc, char **argv)
+{
+	int n = 2 * ncpus();
 
 	tap_init(argv[0]);
 	(void)argc;
 	if (n > 64)
 		n = 64;
-	/* Per mode a content check; all but MADV_FREE also a race check. */
-	tap_plan(8);
-	for (mode = 0; mode < 4; mode++) {
-		guarded = map_anon(len + 2 * PAGE);
-		mprotect(guarded, PAGE, PROT_NONE);
-		mprotect(guarded + PAGE + len, PAGE, PROT_NONE);
-		base = guarded + PAGE;
-		madvise(base, len, MADV_NOHUGEPAGE);
-		bad = zeros = zaps_begun = zaps_done = 0;
-		t0 = now();
-		runs = 0;
-		do {
-			/* Writers start from pass 0: every slot 0. */
-			madvise(base, len, MADV_DONTNEED);
-			run_against(n, writer, zapper, NULL, SECONDS, &stop);
-			runs++;
-		} while (mode != 1 && !bad && !zeros && now() - t0 < RACE_SECS);
-		present = pagemap_rss(base, len);
-		zero_mapped = pagemap_present(base, len) - present;
-		rss = smaps_rss(base);
-		tap_check(bad == 0 && present == rss,
-			  "%d writers racing %s (%ld zaps): %ld lost writes, rss %ld == present %ld (+%ld zero page)",
-			  n, modes[mode], zaps_done, bad, rss, present, zero_mapped);
-		if (mode != 1)
-			tap_check(zeros > 0, "race reproduced: writers racing %s saw %ld writes zapped (%d runs, %.1f s)%s",
-				  modes[mode], zeros, runs, now() - t0,
-				  zeros ? "" : ": race not reproduced");
-		else
-			tap_diag("MADV_FREE: %ld writes zapped (none expected without memory pressure)",
-				 zeros);
-		munmap(guarded, len + 2 * PAGE);
-	}
-	rss_agree_check("after the zap races");
+	/*
+	 * Per mode, in a forked child under the leak watch: a content check,
+	 * all but MADV_FREE a race check, the RSS views; then the leak checks.
+	 */
+	tap_plan(4 + 3 + 4 + 4 * LEAK_CHECKS);
+	for (mode = 0; mode < 4; mode++)
+		leak_watched(modes[mode], zap_race, &n);
 	return tap_exit();
 }

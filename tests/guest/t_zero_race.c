@@ -57,7 +57,7 @@ static void *worker(void *p)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static void zero_race(void *unused)
 {
 	int n = 2 * ncpus(), writers, r, k;
 	const char *losses[] = { "zero_pte_recheck_lost", "zero_cmpxchg_lost",
@@ -73,11 +73,9 @@ int main(int argc, char **argv)
 	int ok = 1;
 	double t0;
 
-	tap_init(argv[0]);
-	(void)argc;
+	(void)unused;
 	if (n < 4)
 		n = 4;
-	tap_plan(3);	/* content; RSS; losses counted (or its skip) */
 	writers = n / 2;
 	for (j = 0; j < 6; j++)
 		before[j] = pfscale_counter(losses[j]);
@@ -110,7 +108,7 @@ int main(int argc, char **argv)
 	rss_agree_check("after the zero-page races");
 	if (before[0] < 0) {
 		tap_skip("zero-page races counted (no pfscale counters in this kernel)");
-		return tap_exit();
+		return;
 	}
 	for (j = 0; j < 6; j++) {
 		long long d = pfscale_counter(losses[j]) - before[j];
@@ -121,5 +119,15 @@ int main(int argc, char **argv)
 	}
 	tap_check(moved > 0, "race reproduced: %s path: read and write faults lost races and were counted (%lld in %d rounds)%s",
 		  pfscale_path(), moved, r, moved > 0 ? "" : ": race not reproduced");
+}
+
+int main(int argc, char **argv)
+{
+	tap_init(argv[0]);
+	(void)argc;
+	/* content; RSS; losses counted (or its skip); then the leak checks:
+	 * the race runs in a forked child. */
+	tap_plan(3 + LEAK_CHECKS);
+	leak_watched("zero-page races", zero_race, NULL);
 	return tap_exit();
 }
