@@ -177,6 +177,15 @@ test-generic: kernel-test+generic $(BUILD)/initramfs.cpio
 	PFSCALE_APPEND=pfscale_test.table_ops=generic tests/run.sh -G -p atomic,widened -k $$(cat $(BUILD)/kernel-test+generic.path) \
 		-i $(BUILD)/initramfs.cpio -c $(SMP) -m $(MEM) -o $(BUILD)/test-generic
 
+# Every deliberately broken kernel variant (tests/broken/variants), built in
+# the test kernel's tree and booted: each must be caught by the check meant
+# for it (tests/broken/README.md). A few minutes each; make test runs some.
+.PHONY: broken
+broken: kernel-test $(BUILD)/initramfs.cpio
+	@missed=; for v in $$(sed -n 's/^\([a-z0-9_-]*\) .*/\1/p' tests/broken/variants); do \
+		tests/broken/check.sh $$v || missed="$$missed $$v"; done; \
+	if [ -n "$$missed" ]; then echo "not caught:$$missed"; exit 1; fi
+
 # Debian's own config (linux-config-6.1's config.amd64_none_amd64) with the
 # pfscale options on: both must survive olddefconfig, and the .c files the
 # series touches must compile without a warning. Not in make test.

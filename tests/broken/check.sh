@@ -2,25 +2,32 @@
 # Build one deliberately broken variant of the test kernel and run guest
 # tests on it, on the atomic path, with and without widened race windows.
 #
-#   tests/broken/check.sh NAME TESTS [US]
+#   tests/broken/check.sh NAME [US]
 #
-# NAME: tests/broken/NAME.diff; TESTS: t_a,t_b (pfscale.test=); US: the
+# NAME: tests/broken/NAME.diff, with its line in tests/broken/variants: the
+# guest tests to boot and the check meant to catch it. US: the
 # race_window_us of the widened boot (default 50). Needs the test kernel
 # built (make kernel-test) and build/initramfs.cpio. The diff is applied to
 # the test kernel's tree and built in its object directory (one file and a
 # link), then reverted; the next kernel build recompiles that file.
-# Prints each boot's TAP failures; exits 0 if every widened boot failed a
-# check, i.e. the variant was caught.
+# Prints each boot's TAP failures; exits 0 if the widened boot failed the
+# check meant for the variant (a failed check matching its EXPECT), i.e.
+# the variant was caught by that check; 1 if not; 2 on a usage error.
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/../../scripts/common.sh"
 
-name=${1:?usage: check.sh NAME TESTS [US]}
-tests=${2:?usage: check.sh NAME TESTS [US]}
-us=${3:-50}
+usage() { echo "usage: check.sh NAME [US] (NAME: a line of tests/broken/variants)" >&2; exit 2; }
+name=${1:-}
+us=${2:-50}
+[ -n "$name" ] && [ $# -le 2 ] || usage
+[[ "$us" =~ ^[0-9]+$ ]] || usage
 top=$PFSCALE_TOP
 diff=$top/tests/broken/$name.diff
 [ -f "$diff" ] || die "no $diff"
+line=$(grep -E "^$name " "$top/tests/broken/variants") ||
+	die "$name has no line in tests/broken/variants"
+read -r _ tests expect <<<"$line"
 art=$(cat "$top/build/kernel-test.path" 2>/dev/null) || die "no test kernel (make kernel-test)"
 initrd=$top/build/initramfs.cpio
 [ -f "$initrd" ] || die "no $initrd (make initramfs)"
@@ -55,8 +62,14 @@ for mode in plain widened; do
 	"$top/qemu/boot.sh" -q -k "$out/$name.bzImage" -i "$initrd" -c 4 -t 900 \
 		-r one -a "$args" -l "$log" >/dev/null
 	fails=$(grep -c '^not ok' "$log")
-	echo "$name, $mode ($args): $fails failed checks"
+	meant=$(grep '^not ok' "$log" | grep -cE -- "$expect")
+	echo "$name, $mode ($args): $fails failed checks, $meant of them the check meant for it"
 	grep '^not ok' "$log" | head -5
-	[ $mode = widened ] && [ "$fails" = 0 ] && caught=0
+	[ $mode = widened ] && [ "$meant" = 0 ] && caught=0
 done
+if [ $caught = 1 ]; then
+	echo "$name: caught by the check meant for it (/$expect/)"
+else
+	echo "$name: NOT caught by the check meant for it (/$expect/)"
+fi
 [ $caught = 1 ]
