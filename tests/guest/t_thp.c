@@ -475,7 +475,6 @@ static void run_scenario(const struct scenario *s)
 int main(int argc, char **argv)
 {
 	char enabled[128], zero[16];
-	struct mem_level warm;
 	int i, plan = 1;
 
 	tap_init(argv[0]);
@@ -493,7 +492,6 @@ int main(int argc, char **argv)
 	tap_check((strstr(enabled, "[madvise]") || strstr(enabled, "[always]")) && zero[0] == '1',
 		  "THP usable: enabled \"%s\", use_zero_page %c (%s path)", enabled,
 		  zero[0] ? zero[0] : '?', pfscale_path());
-	mem_level(&warm);	/* fault in what reading the levels needs */
 	for (i = 0; i < NSCEN; i++)
 		run_scenario(&scenarios[i]);
 	return tap_exit();

@@ -223,7 +223,6 @@ static void child(void *arg)
 int main(int argc, char **argv)
 {
 	struct leak_watch w;
-	struct mem_level warm;
 	int status, ok;
 
 	tap_init(argv[0]);
@@ -234,7 +233,6 @@ int main(int argc, char **argv)
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");
 	memset(res, 0, sizeof(*res));
-	mem_level(&warm);
 	status = leak_watch_run(&w, child, NULL);
 	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && res->done;
 	if (!res->api_ok)
