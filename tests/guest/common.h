@@ -172,12 +172,12 @@ static inline long smaps_rss(void *p)
 	return smaps_field(p, "Rss");
 }
 
-/* Value of one pfscale counter, or -1 if the kernel has no pfscale. */
-static inline long long pfscale_counter(const char *name)
+/* @name's value in @path, a file of "name value" lines (-1 if missing). */
+static inline long long name_value(const char *path, const char *name)
 {
 	char n[64];
 	long long v, ret = -1;
-	FILE *f = fopen(COUNTERS, "r");
+	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -186,6 +186,12 @@ static inline long long pfscale_counter(const char *name)
 			ret = v;
 	fclose(f);
 	return ret;
+}
+
+/* Value of one pfscale counter, or -1 if the kernel has no pfscale. */
+static inline long long pfscale_counter(const char *name)
+{
+	return name_value(COUNTERS, name);
 }
 
 /* A /proc/meminfo field in kB (-1 if missing). */
@@ -208,17 +214,7 @@ static inline long meminfo_kb(const char *field)
 /* A /proc/vmstat counter (-1 if missing). */
 static inline long long vmstat_value(const char *name)
 {
-	char n[64];
-	long long v, ret = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %lld", n, &v) == 2)
-		if (!strcmp(n, name))
-			ret = v;
-	fclose(f);
-	return ret;
+	return name_value("/proc/vmstat", name);
 }
 
 /* Anonymous faults counted on either fault path (-1 without pfscale). */
