@@ -3,6 +3,7 @@
 # tests on it, on the atomic path, with and without widened race windows.
 #
 #   tests/broken/check.sh NAME [US]
+#   tests/broken/check.sh --list
 #
 # NAME: tests/broken/NAME.diff, with its line in tests/broken/variants: the
 # guest tests to boot and the check meant to catch it. US: the
@@ -12,22 +13,32 @@
 # link), then reverted; the next kernel build recompiles that file.
 # Prints each boot's TAP failures; exits 0 if the widened boot failed the
 # check meant for the variant (a failed check matching its EXPECT), i.e.
-# the variant was caught by that check; 1 if not; 2 on a usage error.
+# the variant was caught by that check; 1 if not; 2 on a usage error. The
+# last line names the variant and the check. --list: every variant's name,
+# one a line. The only reader of tests/broken/variants.
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 . "$(dirname "$0")/../../scripts/common.sh"
 
-usage() { echo "usage: check.sh NAME [US] (NAME: a line of tests/broken/variants)" >&2; exit 2; }
+usage() { echo "usage: check.sh NAME [US] | --list (NAME: a line of tests/broken/variants)" >&2; exit 2; }
+top=$PFSCALE_TOP
+variants=$top/tests/broken/variants
+# NAME TESTS EXPECT lines, comments and blank lines apart.
+entries() { grep -Ev '^[[:space:]]*(#|$)' "$variants"; }
+if [ "${1:-}" = --list ]; then
+	[ $# = 1 ] || usage
+	entries | while read -r name _; do echo "$name"; done
+	exit 0
+fi
 name=${1:-}
 us=${2:-50}
 [ -n "$name" ] && [ $# -le 2 ] || usage
 [[ "$us" =~ ^[0-9]+$ ]] || usage
-top=$PFSCALE_TOP
 diff=$top/tests/broken/$name.diff
 [ -f "$diff" ] || die "no $diff"
-line=$(grep -E "^$name " "$top/tests/broken/variants") ||
-	die "$name has no line in tests/broken/variants"
+line=$(entries | grep -E "^$name ") || die "$name has no line in $variants"
 read -r _ tests expect <<<"$line"
+[ -n "$expect" ] || die "$name: no TESTS and EXPECT in $variants"
 art=$(cat "$top/build/kernel-test.path" 2>/dev/null) || die "no test kernel (make kernel-test)"
 initrd=$top/build/initramfs.cpio
 [ -f "$initrd" ] || die "no $initrd (make initramfs)"
