@@ -512,6 +512,8 @@ static inline int race_round(long pages, int n, int round, int advice)
  * then AnonPages and PageTables must be back exactly, and kmsg_bad() must
  * find no exit-time complaint since kmsg_open().
  */
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -543,6 +545,72 @@ static inline void on_each_cpu_call(void (*fn)(void *), void *arg)
 		}
 	}
 	syscall(SYS_sched_setaffinity, 0, sizeof(old), old);
+}
+
+/* Pin the calling thread to @cpu. */
+static inline int pin_thread_to_cpu(long cpu)
+{
+	unsigned long mask[16] = { 0 };
+
+	if (cpu < 0 || cpu >= 16 * 64)
+		return -1;
+	mask[cpu / 64] = 1UL << (cpu % 64);
+	return syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+}
+
+/*
+ * TLB flushers, for writers that must fault inside a site's window. A site
+ * that clears or parks the PTEs of a range (NUMA hinting's and mprotect's
+ * change_pte_range(), MADV_FREE) flushes the TLB once, after the range: a
+ * writer that holds the page's TLB entry writes through it and never meets
+ * the PTE the site left. A switch to another mm writes CR3, and the guest's
+ * CPU (qemu64, no PCID) then drops its whole TLB. So: one process per CPU,
+ * pinned there, yielding in a loop; a writer's tlb_flush_self() (a
+ * sched_yield(), to that process and back) makes its next accesses walk the
+ * page tables. Started before the region is mapped, so that the fork does
+ * not make the region's pages copy-on-write.
+ */
+#define MAX_TLB_FLUSHERS 64
+struct tlb_flushers {
+	int n;
+	pid_t pid[MAX_TLB_FLUSHERS];
+};
+
+static inline void tlb_flushers_start(struct tlb_flushers *f)
+{
+	pid_t parent = getpid(), pid;
+	int k;
+
+	f->n = ncpus() < MAX_TLB_FLUSHERS ? ncpus() : MAX_TLB_FLUSHERS;
+	for (k = 0; k < f->n; k++) {
+		pid = fork();
+		if (pid < 0)
+			tap_bail("fork a TLB flusher");
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pin_thread_to_cpu(k);
+			while (getppid() == parent)
+				sched_yield();
+			_exit(0);
+		}
+		f->pid[k] = pid;
+	}
+}
+
+static inline void tlb_flush_self(void)
+{
+	sched_yield();
+}
+
+static inline void tlb_flushers_stop(struct tlb_flushers *f)
+{
+	int k;
+
+	for (k = 0; k < f->n; k++) {
+		kill(f->pid[k], SIGKILL);
+		waitpid(f->pid[k], NULL, 0);
+	}
+	f->n = 0;
 }
 
 /* munmap() drains this CPU's LRU batches first (unmap_region()'s lru_add_drain()). */

@@ -26,7 +26,11 @@
  *    faults install neighbouring PTEs. The writers' hinting faults are
  *    read from /proc/self/task/TID/sched (total_numa_faults: counted by
  *    task_numa_fault(), which only do_numa_page() calls for small pages;
- *    mm->numa_scan_seq: full scans of the address space made).
+ *    mm->numa_scan_seq: full scans of the address space made). The scan
+ *    flushes the TLB once, after the range: writers that kept their TLB
+ *    entries would write through them and never fault on a PTE the scan
+ *    has in hand, so here they flush their own every FLUSH_EVERY pages
+ *    (tlb_flushers_start(), common.h).
  *
  * In each part 2 x CPUs writer threads, pinned round-robin to the CPUs (so
  * that pages are faulted on, and accessed from, both nodes), make passes
@@ -73,6 +77,7 @@
 #define RACE_SECS 15		/* and at most this long for its evidence */
 #define MAX_WRITERS 64
 #define MAX_CPUS 64
+#define FLUSH_EVERY 16		/* part 3: pages a writer writes between TLB flushes */
 
 #ifndef MPOL_MF_MOVE
 #define MPOL_MF_MOVE (1 << 1)
@@ -147,14 +152,6 @@ static uint64_t value(uint64_t gen, long id, long page)
 	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
 }
 
-static void pin_to_cpu(long cpu)
-{
-	unsigned long mask[16] = { 0 };
-
-	mask[cpu / 64] = 1UL << (cpu % 64);
-	syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
-}
-
 /*
  * Is @got in page @i a legal result, @want being what the slot should
  * hold? 0 is legal where a zap of the page's chunk began after
@@ -179,7 +176,7 @@ static void *writer(void *p)
 	uint64_t gen = 0, v, got;
 
 	writer_tid[id] = syscall(SYS_gettid);
-	pin_to_cpu(id % cpus);
+	pin_thread_to_cpu(id % cpus);
 	for (i = 0; i < PAGES; i++)
 		done_before[i] = load(&zap_done[i / CHUNK]);
 	while (!stop) {
@@ -197,6 +194,9 @@ static void *writer(void *p)
 			if (!check_slot(got, v, i, d))
 				bad++;
 			done_before[i] = d;
+			/* Part 3: walk the tables, do not write through the TLB. */
+			if (part == NUMA_HINTING && i % FLUSH_EVERY == FLUSH_EVERY - 1)
+				tlb_flush_self();
 		}
 		__atomic_add_fetch(&passes_total, 1, __ATOMIC_RELAXED);
 	}
@@ -375,12 +375,15 @@ static void race_child(void *arg)
 		busy0 = pfscale_counter("busy_pte_fault"), f, m, s;
 	pthread_t tid[MAX_WRITERS], z, o;
 	unsigned long table = 2UL << 20;
+	struct tlb_flushers flushers = { 0 };
 	struct rusage ru;
 	char *q;
 	double t0;
 	int k;
 
 	res = r;
+	if (part == NUMA_HINTING)
+		tlb_flushers_start(&flushers);
 	/* base: 2 MiB aligned, one PTE table; PROT_NONE pages either side. */
 	q = map_aligned(3 * table, table);
 	base = q + table;
@@ -422,6 +425,7 @@ static void race_child(void *arg)
 	quiet = 1;
 	for (k = 0; k < r->nwriters; k++)
 		pthread_join(tid[k], NULL);
+	tlb_flushers_stop(&flushers);
 	r->secs = now() - t0;
 	vm_deltas(v0, r->vm);
 	r->passes = passes_total;
