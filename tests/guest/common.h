@@ -286,6 +286,16 @@ static inline int write_file(const char *path, const char *s)
 	return ret;
 }
 
+/* The number a one-number file (sysfs, procfs) holds; -1 if unreadable. */
+static inline long long read_number(const char *path)
+{
+	char buf[64];
+
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
 /*
  * All of @path into @buf (at most @len - 1 bytes, NUL-terminated), with
  * read() rather than stdio: no buffer of its own to fault in. The length,
@@ -514,6 +524,7 @@ static inline int race_round(long pages, int n, int round, int advice)
  */
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -613,6 +624,210 @@ static inline void tlb_flushers_stop(struct tlb_flushers *f)
 	f->n = 0;
 }
 
+/* What writer @id leaves in page @page in pass @gen (0: never written). */
+static inline uint64_t pass_value(uint64_t gen, long id, long page)
+{
+	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
+}
+
+/*
+ * A region of one PTE table: 512 pages, 2 MiB aligned, PROT_NONE pages
+ * either side (smaps has its own entry), MADV_NOHUGEPAGE.
+ */
+static inline char *map_one_table(void)
+{
+	unsigned long table = 2UL << 20;
+	char *q = map_aligned(3 * table, table), *base = q + table;
+
+	munmap(q, table - PAGE);
+	munmap(base + table + PAGE, table - PAGE);
+	if (mprotect(base - PAGE, PAGE, PROT_NONE) || mprotect(base + table, PAGE, PROT_NONE))
+		tap_bail("mprotect guard");
+	madvise(base, table, MADV_NOHUGEPAGE);
+	return base;
+}
+
+/*
+ * The slot race, with zap generations: writer threads make passes over a
+ * region, each exchanging its own 8-byte slot of every page for this pass's
+ * value (a write access first, so that a missing page comes back through
+ * the write fault, not the zero page; what the exchange returns must be the
+ * previous pass's value) and reading it back. The test's zapper drops
+ * chunks of the region between slot_race_zap_begin() and _end(): a slot may
+ * hold 0 instead only in a chunk below @zappable, and only if a zap of that
+ * chunk began after the write was made (a 0 is then a zapped write, counted
+ * in @zeros: the race's evidence); anything else is a lost write (@bad).
+ * The test sets @stop, joins its own threads, then slot_race_finish() has
+ * each writer read every slot once more (@final_bad). Writer k runs on CPU
+ * k % ncpus().
+ */
+#define SLOT_RACE_WRITERS 64
+#define SLOT_RACE_CHUNKS 16
+struct slot_race;
+struct slot_race_writer {
+	struct slot_race *race;
+	long id;
+};
+
+struct slot_race {
+	/* Set by the test before slot_race_start(). */
+	char *base;
+	long pages, chunks, zappable;	/* chunks of pages / chunks pages each */
+	int flush_every;		/* > 0: tlb_flush_self() after so many pages */
+	/* The race. */
+	int nwriters;
+	volatile int stop, quiet;
+	long zap_begun[SLOT_RACE_CHUNKS], zap_done[SLOT_RACE_CHUNKS];
+	long bad, final_bad, zeros, passes, zaps;
+	char first_bad[160];		/* the first lost write, for a diag */
+	pid_t tid[SLOT_RACE_WRITERS];
+	pthread_t thread[SLOT_RACE_WRITERS];
+	struct slot_race_writer arg[SLOT_RACE_WRITERS];
+};
+
+static inline long slot_race_load(long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static inline void slot_race_zap_begin(struct slot_race *r, long chunk)
+{
+	__atomic_add_fetch(&r->zap_begun[chunk], 1, __ATOMIC_SEQ_CST);
+}
+
+static inline void slot_race_zap_end(struct slot_race *r, long chunk)
+{
+	__atomic_add_fetch(&r->zap_done[chunk], 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&r->zaps, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Is @got in page @i, where @want should be, legal? Counts a zapped write;
+ * notes the first lost one (@what: which access found it).
+ */
+static inline int slot_race_ok(struct slot_race *r, uint64_t got, uint64_t want, long i,
+			       long done_before, const char *what)
+{
+	long c = i / (r->pages / r->chunks), begun;
+	static int noted;
+
+	if (got == want)
+		return 1;
+	begun = slot_race_load(&r->zap_begun[c]);
+	if (got == 0 && c < r->zappable && begun > done_before) {
+		__atomic_add_fetch(&r->zeros, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (!__atomic_exchange_n(&noted, 1, __ATOMIC_SEQ_CST))
+		snprintf(r->first_bad, sizeof(r->first_bad),
+			 "%s of page %ld: 0x%llx, want 0x%llx (chunk %ld: zaps begun %ld, done %ld, %ld done before the write)",
+			 what, i, (unsigned long long)got, (unsigned long long)want, c, begun,
+			 slot_race_load(&r->zap_done[c]), done_before);
+	return 0;
+}
+
+static inline void *slot_race_writer_run(void *p)
+{
+	struct slot_race_writer *w = p;
+	struct slot_race *r = w->race;
+	long id = w->id, i, chunk = r->pages / r->chunks, d, *done_before;
+	uint64_t gen = 0, v, got, *slot;
+
+	r->tid[id] = syscall(SYS_gettid);
+	/*
+	 * Pinned: a zap flushes the TLB once, at its end, and frees the pages
+	 * only after that. A writer that moved to another CPU during a zap,
+	 * wrote its slot in the new page there, and came back, would reach the
+	 * unmapped page again through the first CPU's TLB and read its own
+	 * older value: Linux allows that (nothing is freed early), the check
+	 * would not.
+	 */
+	pin_thread_to_cpu(id % ncpus());
+	done_before = calloc(r->pages, sizeof(*done_before));
+	if (!done_before)
+		tap_bail("calloc");
+	for (i = 0; i < r->pages; i++)
+		done_before[i] = slot_race_load(&r->zap_done[i / chunk]);
+	while (!r->stop) {
+		gen++;
+		for (i = 0; i < r->pages; i++) {
+			slot = (uint64_t *)(r->base + i * PAGE) + id;
+			d = slot_race_load(&r->zap_done[i / chunk]);
+			v = pass_value(gen, id, i);
+			got = __atomic_exchange_n(slot, v, __ATOMIC_SEQ_CST);
+			if (!slot_race_ok(r, got, pass_value(gen - 1, id, i), i, done_before[i],
+					  "exchange"))
+				__atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+			got = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
+			if (!slot_race_ok(r, got, v, i, d, "read-back"))
+				__atomic_add_fetch(&r->bad, 1, __ATOMIC_RELAXED);
+			done_before[i] = d;
+			if (r->flush_every > 0 && i % r->flush_every == r->flush_every - 1)
+				tlb_flush_self();
+		}
+		__atomic_add_fetch(&r->passes, 1, __ATOMIC_RELAXED);
+	}
+	/* Once the zapper and the test's other threads are gone. */
+	while (!r->quiet)
+		usleep(1000);
+	for (i = 0; i < r->pages; i++) {
+		got = __atomic_load_n((uint64_t *)(r->base + i * PAGE) + id, __ATOMIC_SEQ_CST);
+		if (!slot_race_ok(r, got, pass_value(gen, id, i), i, done_before[i], "last read"))
+			__atomic_add_fetch(&r->final_bad, 1, __ATOMIC_RELAXED);
+	}
+	free(done_before);
+	return NULL;
+}
+
+/* Start @n writers over r->base (the configuration fields set). */
+static inline void slot_race_start(struct slot_race *r, int n)
+{
+	int k;
+
+	if (n > SLOT_RACE_WRITERS || r->chunks < 1 || r->chunks > SLOT_RACE_CHUNKS ||
+	    r->pages % r->chunks || r->zappable > r->chunks)
+		tap_bail("slot_race_start: bad writers, pages, chunks or zappable");
+	r->nwriters = n;
+	r->stop = r->quiet = 0;
+	r->bad = r->final_bad = r->zeros = r->passes = r->zaps = 0;
+	memset(r->zap_begun, 0, sizeof(r->zap_begun));
+	memset(r->zap_done, 0, sizeof(r->zap_done));
+	memset(r->tid, 0, sizeof(r->tid));
+	for (k = 0; k < n; k++) {
+		r->arg[k].race = r;
+		r->arg[k].id = k;
+		if (pthread_create(&r->thread[k], NULL, slot_race_writer_run, &r->arg[k]))
+			tap_bail("pthread_create");
+	}
+}
+
+/* After r->stop and the test's other threads joined: the last read, then join. */
+static inline void slot_race_finish(struct slot_race *r)
+{
+	int k;
+
+	r->stop = 1;
+	r->quiet = 1;
+	for (k = 0; k < r->nwriters; k++)
+		pthread_join(r->thread[k], NULL);
+}
+
+/* A zapper: MADV_DONTNEED of the zappable chunks, one at a time, in turn. */
+static inline void *slot_race_chunk_zapper(void *p)
+{
+	struct slot_race *r = p;
+	long c = 0, chunk = r->pages / r->chunks;
+
+	while (!r->stop) {
+		slot_race_zap_begin(r, c);
+		madvise(r->base + c * chunk * PAGE, chunk * PAGE, MADV_DONTNEED);
+		slot_race_zap_end(r, c);
+		c = (c + 1) % r->zappable;
+		sched_yield();
+	}
+	return NULL;
+}
+
 /* munmap() drains this CPU's LRU batches first (unmap_region()'s lru_add_drain()). */
 static inline void lru_drain_this_cpu(void *unused)
 {
@@ -627,6 +842,83 @@ static inline void mm_quiesce(void)
 {
 	on_each_cpu_call(lru_drain_this_cpu, NULL);
 	write_file("/proc/sys/vm/stat_refresh", "1");
+}
+
+/* What a child's slot race left, in memory it shares with its parent. */
+struct slot_race_result {
+	int done, nwriters;
+	long bad, final_bad, zeros, passes, zaps;
+	char first_bad[160];
+	long present, zero_mapped, rss;	/* pages, after quiesce */
+	long long faults, busy, minflt;
+	double secs;
+};
+
+/* Where a race began: for slot_race_collect()'s deltas. */
+struct slot_race_mark {
+	long long faults, busy;
+	double t0;
+};
+
+static inline void slot_race_mark(struct slot_race_mark *m)
+{
+	m->faults = pfscale_anon_faults();
+	m->busy = pfscale_counter("busy_pte_fault");
+	m->t0 = now();
+}
+
+/*
+ * After slot_race_finish(): the race's counts, the faults and parked PTEs
+ * met since @m (-1 without pfscale), this process's minor faults, and the
+ * region's RSS views after quiesce.
+ */
+static inline void slot_race_collect(struct slot_race *r, const struct slot_race_mark *m,
+				     struct slot_race_result *o)
+{
+	struct rusage ru;
+	size_t len = r->pages * PAGE;
+
+	o->secs = now() - m->t0;
+	o->nwriters = r->nwriters;
+	o->bad = r->bad;
+	o->final_bad = r->final_bad;
+	o->zeros = r->zeros;
+	o->passes = r->passes;
+	o->zaps = r->zaps;
+	memcpy(o->first_bad, r->first_bad, sizeof(o->first_bad));
+	getrusage(RUSAGE_SELF, &ru);
+	o->minflt = ru.ru_minflt;
+	o->faults = m->faults < 0 ? -1 : pfscale_anon_faults() - m->faults;
+	o->busy = m->busy < 0 ? -1 : pfscale_counter("busy_pte_fault") - m->busy;
+	mm_quiesce();
+	o->present = pagemap_rss(r->base, len);
+	o->zero_mapped = pagemap_present(r->base, len) - o->present;
+	o->rss = smaps_rss(r->base);
+	o->done = 1;
+}
+
+/*
+ * The parent's checks of a child's slot race (SLOT_RACE_CHECKS): no write
+ * lost, and smaps Rss == pagemap after quiesce; @status: the child's wait
+ * status. Then a diag of the faults taken and the parked PTEs they met.
+ */
+#define SLOT_RACE_CHECKS 2
+static inline void slot_race_check(const char *name, int status, const struct slot_race_result *o)
+{
+	if (status != 0 || !o->done)
+		tap_diag("%s child: wait status 0x%x, %s", name, status,
+			 o->done ? "finished" : "did not finish");
+	if (o->first_bad[0])
+		tap_diag("%s: first lost write: %s", name, o->first_bad);
+	tap_check(status == 0 && o->done && o->bad == 0 && o->final_bad == 0 && o->passes > 0,
+		  "%s: %d writers, %ld passes (%.1f s): %ld lost writes while racing, %ld in the last read (%ld zapped writes, legal)",
+		  name, o->nwriters, o->passes, o->secs, o->bad, o->final_bad, o->zeros);
+	tap_check(o->done && o->rss == o->present,
+		  "%s: after quiesce smaps Rss %ld == pagemap %ld (+%ld zero page)",
+		  name, o->rss, o->present, o->zero_mapped);
+	if (o->faults >= 0)
+		tap_diag("%s: %s path: %lld anonymous faults, %lld met a parked PTE (busy_pte_fault)",
+			 name, pfscale_path(), o->faults, o->busy);
 }
 
 struct mem_level {
@@ -905,11 +1197,6 @@ static inline void leak_watched(const char *what, void (*body)(void *), void *ar
  * (while racing) and *@final_bad (the last read), which may be in memory
  * shared with a parent; @passes[@id] is the passes done.
  */
-static inline uint64_t pass_value(uint64_t gen, long id, long page)
-{
-	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
-}
-
 static inline void pass_writer_run(char *base, long pages, long id, volatile int *stop,
 				   long *bad, long *final_bad, long *passes)
 {

@@ -58,12 +58,10 @@ static uint64_t value(long epoch, long id)
 
 static long ksm_get(const char *name)
 {
-	char path[128], buf[64];
+	char path[128];
 
 	snprintf(path, sizeof(path), KSM "%s", name);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atol(buf);
+	return read_number(path);
 }
 
 static int ksm_set(const char *name, long v)
@@ -100,11 +98,7 @@ static uint64_t pagemap_entry(int fd, void *addr)
 /* This mm's pages that KSM has merged (/proc/self/ksm_merging_pages). */
 static long merging_pages(void)
 {
-	char buf[32];
-
-	if (read_file("/proc/self/ksm_merging_pages", buf, sizeof(buf)) <= 0)
-		return -1;
-	return atol(buf);
+	return read_number("/proc/self/ksm_merging_pages");
 }
 
 /* Sum of smaps Rss over the entries that start in [lo, hi), in pages. */

@@ -123,113 +123,18 @@ static long long field(const char *buf, const char *name, const char *sep)
 
 /* Everything a part's child found, in memory shared with the parent. */
 struct result {
-	int done, nwriters, vm_events;
-	long bad, final_bad, zeros, passes, zaps;
-	long present, zero_mapped, rss;
-	long long moved, calls, stable_moved, minflt, faults, busy;
+	struct slot_race_result o;
+	int vm_events;
+	long long moved, calls, stable_moved;
 	long long hint_faults, scan_seq, numa_migrated;
 	long long vm[NVMSTAT];
-	double secs, call_max;
+	double call_max;
 };
 
 static struct result *res;
 static int part;
 static char *base;
-static volatile int stop, quiet;
-static long zap_begun[CHUNKS], zap_done[CHUNKS];
-static long passes_total;
-static pid_t writer_tid[MAX_WRITERS];
-static long cpus;
-
-static long load(long *p)
-{
-	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
-}
-
-/* What writer @id leaves in page @page in pass @gen (0: never written). */
-static uint64_t value(uint64_t gen, long id, long page)
-{
-	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
-}
-
-/*
- * Is @got in page @i a legal result, @want being what the slot should
- * hold? 0 is legal where a zap of the page's chunk began after
- * @done_before zaps of it were done (the write came after those).
- */
-static int check_slot(uint64_t got, uint64_t want, long i, long done_before)
-{
-	long c = i / CHUNK;
-
-	if (got == want)
-		return 1;
-	if (got == 0 && c < ZAPPED && load(&zap_begun[c]) > done_before) {
-		__atomic_add_fetch(&res->zeros, 1, __ATOMIC_RELAXED);
-		return 1;
-	}
-	return 0;
-}
-
-static void *writer(void *p)
-{
-	long id = (long)p, i, done_before[PAGES], d, bad = 0;
-	uint64_t gen = 0, v, got;
-
-	writer_tid[id] = syscall(SYS_gettid);
-	pin_thread_to_cpu(id % cpus);
-	for (i = 0; i < PAGES; i++)
-		done_before[i] = load(&zap_done[i / CHUNK]);
-	while (!stop) {
-		gen++;
-		for (i = 0; i < PAGES; i++) {
-			uint64_t *slot = (uint64_t *)(base + i * PAGE) + id;
-
-			d = load(&zap_done[i / CHUNK]);
-			v = value(gen, id, i);
-			/* A write access: a missing page is a write fault. */
-			got = __atomic_exchange_n(slot, v, __ATOMIC_SEQ_CST);
-			if (!check_slot(got, value(gen - 1, id, i), i, done_before[i]))
-				bad++;
-			got = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
-			if (!check_slot(got, v, i, d))
-				bad++;
-			done_before[i] = d;
-			/* Part 3: walk the tables, do not write through the TLB. */
-			if (part == NUMA_HINTING && i % FLUSH_EVERY == FLUSH_EVERY - 1)
-				tlb_flush_self();
-		}
-		__atomic_add_fetch(&passes_total, 1, __ATOMIC_RELAXED);
-	}
-	__atomic_add_fetch(&res->bad, bad, __ATOMIC_RELAXED);
-	/* Once zapper and migrator are gone: every slot as last left. */
-	while (!quiet)
-		usleep(1000);
-	bad = 0;
-	for (i = 0; i < PAGES; i++)
-		if (!check_slot(__atomic_load_n((uint64_t *)(base + i * PAGE) + id,
-						__ATOMIC_SEQ_CST),
-				value(gen, id, i), i, done_before[i]))
-			bad++;
-	__atomic_add_fetch(&res->final_bad, bad, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-/* MADV_DONTNEED of the zapped chunks, one at a time, in turn. */
-static void *zapper(void *p)
-{
-	long c = 0;
-
-	(void)p;
-	while (!stop) {
-		__atomic_add_fetch(&zap_begun[c], 1, __ATOMIC_SEQ_CST);
-		madvise(base + c * CHUNK * PAGE, CHUNK * PAGE, MADV_DONTNEED);
-		__atomic_add_fetch(&zap_done[c], 1, __ATOMIC_SEQ_CST);
-		res->zaps++;
-		c = (c + 1) % ZAPPED;
-		sched_yield();
-	}
-	return NULL;
-}
+static struct slot_race race;
 
 /*
  * Part 1: the region to node 1, then 0, ..., MOVE pages per call; counts
@@ -245,7 +150,7 @@ static void *migrator(void *p)
 	double t;
 
 	(void)p;
-	while (!stop) {
+	while (!race.stop) {
 		if (first == 0)
 			target = !target;
 		for (i = 0; i < MOVE; i++) {
@@ -293,7 +198,7 @@ static void *compactor(void *p)
 	long i;
 
 	(void)p;
-	while (!stop) {
+	while (!race.stop) {
 		stable_pfns(before);
 		t = now();
 		if (write_file(COMPACT_MEMORY, "1"))
@@ -325,9 +230,9 @@ static void numa_stats(const struct result *r, long long *faults, long long *mig
 	int k;
 
 	*faults = *migrated = *seq = 0;
-	for (k = 0; k < r->nwriters; k++) {
-		snprintf(path, sizeof(path), "/proc/self/task/%d/sched", writer_tid[k]);
-		if (!writer_tid[k] || slurp(path, buf, sizeof(buf)) < 0)
+	for (k = 0; k < r->o.nwriters; k++) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/sched", race.tid[k]);
+		if (!race.tid[k] || slurp(path, buf, sizeof(buf)) < 0)
 			continue;
 		if ((v = field(buf, "total_numa_faults", " ")) > 0)
 			*faults += v;
@@ -352,7 +257,7 @@ static int evidence(const struct result *r)
 	const long long *d = r->vm;
 	int vm = r->vm_events;
 
-	if (r->zeros == 0)
+	if (r->o.zeros == 0)
 		return 0;
 	switch (part) {
 	case MOVE_PAGES:
@@ -371,41 +276,37 @@ static void race_child(void *arg)
 	struct result *r = arg;
 	void *(*other)(void *) = part == MOVE_PAGES ? migrator :
 				 part == COMPACTION ? compactor : NULL;
-	long long v0[NVMSTAT], faults0 = pfscale_anon_faults(),
-		busy0 = pfscale_counter("busy_pte_fault"), f, m, s;
-	pthread_t tid[MAX_WRITERS], z, o;
-	unsigned long table = 2UL << 20;
+	long long v0[NVMSTAT], f, m, s;
+	struct slot_race_mark mark;
+	pthread_t z, o;
 	struct tlb_flushers flushers = { 0 };
-	struct rusage ru;
-	char *q;
 	double t0;
 	int k;
 
 	res = r;
 	if (part == NUMA_HINTING)
 		tlb_flushers_start(&flushers);
-	/* base: 2 MiB aligned, one PTE table; PROT_NONE pages either side. */
-	q = map_aligned(3 * table, table);
-	base = q + table;
-	munmap(q, table - PAGE);
-	munmap(base + table + PAGE, table - PAGE);
-	if (mprotect(base - PAGE, PAGE, PROT_NONE) ||
-	    mprotect(base + table, PAGE, PROT_NONE))
-		tap_bail("mprotect guard");
-	madvise(base, PAGES * PAGE, MADV_NOHUGEPAGE);
+	base = map_one_table();
 	for (k = 0; k < NVMSTAT; k++)
 		v0[k] = vmstat_value(vmstat_name[k]);
 	r->vm_events = v0[V_PGMIGRATE] >= 0;
-	t0 = now();
-	for (k = 0; k < r->nwriters; k++)
-		if (pthread_create(&tid[k], NULL, writer, (void *)(long)k))
-			tap_bail("pthread_create");
-	if (pthread_create(&z, NULL, zapper, NULL) ||
+	race.base = base;
+	race.pages = PAGES;
+	race.chunks = CHUNKS;
+	race.zappable = ZAPPED;
+	/* Part 3: walk the tables, do not write through the TLB. */
+	race.flush_every = part == NUMA_HINTING ? FLUSH_EVERY : 0;
+	slot_race_mark(&mark);
+	t0 = mark.t0;
+	slot_race_start(&race, r->o.nwriters);
+	if (pthread_create(&z, NULL, slot_race_chunk_zapper, &race) ||
 	    (other && pthread_create(&o, NULL, other, NULL)))
 		tap_bail("pthread_create");
 	for (;;) {
 		usleep(100 * 1000);
 		vm_deltas(v0, r->vm);
+		r->o.zeros = race.zeros;
+		r->o.zaps = race.zaps;
 		if (part == NUMA_HINTING) {
 			numa_stats(r, &f, &m, &s);
 			if (f > r->hint_faults)
@@ -418,26 +319,14 @@ static void race_child(void *arg)
 		if (now() - t0 >= RACE_SECS || (now() - t0 >= MIN_SECS && evidence(r)))
 			break;
 	}
-	stop = 1;
+	race.stop = 1;
 	pthread_join(z, NULL);
 	if (other)
 		pthread_join(o, NULL);
-	quiet = 1;
-	for (k = 0; k < r->nwriters; k++)
-		pthread_join(tid[k], NULL);
+	slot_race_finish(&race);
 	tlb_flushers_stop(&flushers);
-	r->secs = now() - t0;
 	vm_deltas(v0, r->vm);
-	r->passes = passes_total;
-	getrusage(RUSAGE_SELF, &ru);
-	r->minflt = ru.ru_minflt;
-	r->faults = faults0 < 0 ? -1 : pfscale_anon_faults() - faults0;
-	r->busy = busy0 < 0 ? -1 : pfscale_counter("busy_pte_fault") - busy0;
-	mm_quiesce();
-	r->present = pagemap_rss(base, PAGES * PAGE);
-	r->zero_mapped = pagemap_present(base, PAGES * PAGE) - r->present;
-	r->rss = smaps_rss(base);
-	r->done = 1;
+	slot_race_collect(&race, &mark, &r->o);
 }
 
 /* Knobs this test changes, with the values they had, for the end. */
@@ -551,16 +440,8 @@ static void report(int status, struct result *r, struct leak_watch *w)
 	char vm[256] = "";
 	int ok;
 
-	if (status != 0 || !r->done)
-		tap_diag("%s child: wait status 0x%x, %s", name, status,
-			 r->done ? "finished" : "did not finish");
-	tap_check(status == 0 && r->done && r->bad == 0 && r->final_bad == 0 && r->passes > 0,
-		  "%s: %d writers, %ld passes (%.1f s): %ld lost writes while racing, %ld in the last read (%ld zapped writes, legal)",
-		  name, r->nwriters, r->passes, r->secs, r->bad, r->final_bad, r->zeros);
-	tap_check(r->done && r->rss == r->present,
-		  "%s: after quiesce smaps Rss %ld == pagemap %ld (+%ld zero page)",
-		  name, r->rss, r->present, r->zero_mapped);
-	ok = r->done && evidence(r);
+	slot_race_check(name, status, &r->o);
+	ok = r->o.done && evidence(r);
 	done = ok ? "" : ": too little work done";
 	if (!r->vm_events)
 		snprintf(vm, sizeof(vm), "; no VM event counters in this kernel");
@@ -575,19 +456,16 @@ static void report(int status, struct result *r, struct leak_watch *w)
 	switch (part) {
 	case MOVE_PAGES:
 		tap_check(ok, "%s: race offered: %lld pages moved between the nodes by %lld calls (status == target; longest %.2f s), %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->moved, r->calls, r->call_max, r->zeros, r->zaps, r->minflt, vm, done);
+			  name, r->moved, r->calls, r->call_max, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
 		break;
 	case COMPACTION:
 		tap_check(ok, "%s: race offered: %lld compact_memory passes (longest %.2f s) moved %lld never-zapped pages of the region, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->calls, r->call_max, r->stable_moved, r->zeros, r->zaps, r->minflt, vm, done);
+			  name, r->calls, r->call_max, r->stable_moved, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
 		break;
 	default:
 		tap_check(ok, "%s: race offered: %lld NUMA hinting faults (total_numa_faults), %lld full scans (numa_scan_seq), %lld pages migrated, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->hint_faults, r->scan_seq, r->numa_migrated, r->zeros, r->zaps, r->minflt, vm, done);
+			  name, r->hint_faults, r->scan_seq, r->numa_migrated, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
 	}
-	if (r->faults >= 0)
-		tap_diag("%s: %s path: %lld anonymous faults, %lld met a parked PTE (busy_pte_fault)",
-			 name, pfscale_path(), r->faults, r->busy);
 	leak_watch_check(w, name);
 }
 
@@ -601,7 +479,6 @@ int main(int argc, char **argv)
 	tap_init(argv[0]);
 	(void)argc;
 	main_pid = getpid();
-	cpus = ncpus();
 	if (n < 4)
 		n = 4;
 	if (n > MAX_WRITERS)
@@ -633,7 +510,7 @@ int main(int argc, char **argv)
 			set_knob(K_BALANCING, "0");
 		}
 		memset(r, 0, sizeof(*r));
-		r->nwriters = n;
+		r->o.nwriters = n;
 		status = leak_watch_run(&w, race_child, r);
 		report(status, r, &w);
 	}
