@@ -11,9 +11,11 @@
 # built (make kernel-test) and build/initramfs.cpio. The diff is applied to
 # the test kernel's tree and built in its object directory (one file and a
 # link), then reverted; the next kernel build recompiles that file.
-# Prints each boot's TAP failures; exits 0 if the widened boot failed the
-# check meant for the variant (a failed check matching its EXPECT), i.e.
-# the variant was caught by that check; 1 if not; 2 on a usage error. The
+# Prints each boot's TAP failures; exits 0 if a boot failed the check meant
+# for the variant (a failed check matching its EXPECT), i.e. the variant was
+# caught by that check; 1 if not; 2 on a usage error. Either boot: widening
+# slows the racers too (a NUMA hinting scan's window is met more often by
+# the plain boot's faster writers). The
 # last line names the variant and the check. --list: every variant's name,
 # one a line. The only reader of tests/broken/variants.
 set -uo pipefail
@@ -65,7 +67,7 @@ revert
 trap - EXIT
 flock -u 9
 
-caught=1
+caught=0
 for mode in plain widened; do
 	args="pfscale.test=$tests pfscale.atomic_pte=1"
 	[ $mode = widened ] && args="$args pfscale.race_window_us=$us"
@@ -76,7 +78,7 @@ for mode in plain widened; do
 	meant=$(grep '^not ok' "$log" | grep -cE -- "$expect")
 	echo "$name, $mode ($args): $fails failed checks, $meant of them the check meant for it"
 	grep '^not ok' "$log" | head -5
-	[ $mode = widened ] && [ "$meant" = 0 ] && caught=0
+	[ "$meant" != 0 ] && caught=1
 done
 if [ $caught = 1 ]; then
 	echo "$name: caught by the check meant for it (/$expect/)"

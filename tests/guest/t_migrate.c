@@ -50,9 +50,10 @@
  * Each part: content (no write lost while racing, nor in a last read of
  * every slot once the other threads have stopped), smaps Rss == pagemap
  * after quiesce, evidence that the race was offered (counts that must be
- * > 0; the part races at least MIN_SECS and until they are, at most
- * RACE_SECS: "too little work done" fails), and the leak checks of
- * leak_watch_run()/leak_watch_check(). Where the kernel has VM event
+ * > 0; the part races at least MIN_SECS, part 3 NUMA_MIN_SECS: a scan
+ * holds each PTE only for a moment, every few hundred ms; and until they
+ * are, at most RACE_SECS: "too little work done" fails), and the leak
+ * checks of leak_watch_run()/leak_watch_check(). Where the kernel has VM event
  * counters (CONFIG_VM_EVENT_COUNTERS), their /proc/vmstat deltas
  * (pgmigrate_success; compact_migrate_scanned, compact_isolated;
  * numa_pte_updates, numa_hint_faults) must be > 0 too; the test kernel
@@ -74,6 +75,7 @@
 #define ZAPPED 2		/* chunks 0 .. ZAPPED-1 get MADV_DONTNEED */
 #define MOVE CHUNK		/* pages per move_pages() call */
 #define MIN_SECS 3		/* each part races at least this long */
+#define NUMA_MIN_SECS 10	/* part 3 races at least this long */
 #define RACE_SECS 15		/* and at most this long for its evidence */
 #define MAX_WRITERS 64
 #define MAX_CPUS 64
@@ -316,7 +318,8 @@ static void race_child(void *arg)
 			if (s > r->scan_seq)
 				r->scan_seq = s;
 		}
-		if (now() - t0 >= RACE_SECS || (now() - t0 >= MIN_SECS && evidence(r)))
+		if (now() - t0 >= RACE_SECS ||
+		    (now() - t0 >= (part == NUMA_HINTING ? NUMA_MIN_SECS : MIN_SECS) && evidence(r)))
 			break;
 	}
 	race.stop = 1;
