@@ -571,21 +571,34 @@ static inline int pin_thread_to_cpu(long cpu)
 
 /*
  * TLB flushers, for writers that must fault inside a site's window. A site
- * that clears or parks the PTEs of a range (NUMA hinting's and mprotect's
+ * that clears or parks the PTEs of a range (NUMA hinting's
  * change_pte_range(), MADV_FREE) flushes the TLB once, after the range: a
  * writer that holds the page's TLB entry writes through it and never meets
  * the PTE the site left. A switch to another mm writes CR3, and the guest's
  * CPU (qemu64, no PCID) then drops its whole TLB. So: one process per CPU,
- * pinned there, yielding in a loop; a writer's tlb_flush_self() (a
- * sched_yield(), to that process and back) makes its next accesses walk the
- * page tables. Started before the region is mapped, so that the fork does
- * not make the region's pages copy-on-write.
+ * pinned there, counting its rounds in a shared page and yielding;
+ * tlb_flush_self() in a writer pinned to the same CPU yields until that
+ * count moved (the flusher ran there since: two mm switches), at most
+ * TLB_FLUSH_TRIES times, and counts a miss otherwise. Started before the
+ * region is mapped, so that the fork does not make its pages copy-on-write.
  */
 #define MAX_TLB_FLUSHERS 64
+#define TLB_FLUSH_TRIES 16
 struct tlb_flushers {
 	int n;
 	pid_t pid[MAX_TLB_FLUSHERS];
+	volatile long *rounds;		/* shared: per CPU, the flusher's rounds */
+	long flushes, misses;
 };
+
+static struct tlb_flushers *tlb_flushers_active;
+
+static inline int cpu_has_pcid(void)
+{
+	static char info[64 * 1024];
+
+	return slurp("/proc/cpuinfo", info, sizeof(info)) > 0 && strstr(info, " pcid");
+}
 
 static inline void tlb_flushers_start(struct tlb_flushers *f)
 {
@@ -593,24 +606,54 @@ static inline void tlb_flushers_start(struct tlb_flushers *f)
 	int k;
 
 	f->n = ncpus() < MAX_TLB_FLUSHERS ? ncpus() : MAX_TLB_FLUSHERS;
+	f->flushes = f->misses = 0;
+	f->rounds = mmap(NULL, MAX_TLB_FLUSHERS * sizeof(long), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (f->rounds == MAP_FAILED)
+		tap_bail("mmap the TLB flushers' page");
+	if (cpu_has_pcid())
+		tap_diag("TLB flushers: this CPU has PCID: a switch to another mm may keep the TLB");
 	for (k = 0; k < f->n; k++) {
 		pid = fork();
 		if (pid < 0)
 			tap_bail("fork a TLB flusher");
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			pin_thread_to_cpu(k);
-			while (getppid() == parent)
+			if (pin_thread_to_cpu(k))
+				_exit(1);
+			while (getppid() == parent) {
+				f->rounds[k]++;
 				sched_yield();
+			}
 			_exit(0);
 		}
 		f->pid[k] = pid;
 	}
+	tlb_flushers_active = f;
 }
 
+/* Drop this CPU's TLB: yield until this CPU's flusher ran (see above). */
 static inline void tlb_flush_self(void)
 {
-	sched_yield();
+	struct tlb_flushers *f = tlb_flushers_active;
+	unsigned int cpu = ~0U;
+	long seen;
+	int k;
+
+	syscall(SYS_getcpu, &cpu, NULL, NULL);
+	if (!f || cpu >= (unsigned int)f->n) {
+		sched_yield();
+		return;
+	}
+	seen = f->rounds[cpu];
+	for (k = 0; k < TLB_FLUSH_TRIES; k++) {
+		sched_yield();
+		if (f->rounds[cpu] != seen) {
+			__atomic_add_fetch(&f->flushes, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	__atomic_add_fetch(&f->misses, 1, __ATOMIC_RELAXED);
 }
 
 static inline void tlb_flushers_stop(struct tlb_flushers *f)
@@ -621,7 +664,10 @@ static inline void tlb_flushers_stop(struct tlb_flushers *f)
 		kill(f->pid[k], SIGKILL);
 		waitpid(f->pid[k], NULL, 0);
 	}
+	if (f->n)
+		munmap((void *)f->rounds, MAX_TLB_FLUSHERS * sizeof(long));
 	f->n = 0;
+	tlb_flushers_active = NULL;
 }
 
 /* What writer @id leaves in page @page in pass @gen (0: never written). */
@@ -679,7 +725,9 @@ struct slot_race {
 	volatile int stop, quiet;
 	long zap_begun[SLOT_RACE_CHUNKS], zap_done[SLOT_RACE_CHUNKS];
 	long bad, final_bad, zeros, passes, zaps;
+	long cross_bad;			/* last reads that another CPU reads otherwise */
 	char first_bad[160];		/* the first lost write, for a diag */
+	uint64_t *last[SLOT_RACE_WRITERS];	/* what each writer's last read got */
 	pid_t tid[SLOT_RACE_WRITERS];
 	pthread_t thread[SLOT_RACE_WRITERS];
 	struct slot_race_writer arg[SLOT_RACE_WRITERS];
@@ -742,7 +790,8 @@ static inline void *slot_race_writer_run(void *p)
 	 * older value: Linux allows that (nothing is freed early), the check
 	 * would not.
 	 */
-	pin_thread_to_cpu(id % ncpus());
+	if (pin_thread_to_cpu(id % ncpus()))
+		tap_bail("pin a slot race writer to its CPU");
 	done_before = calloc(r->pages, sizeof(*done_before));
 	if (!done_before)
 		tap_bail("calloc");
@@ -772,6 +821,7 @@ static inline void *slot_race_writer_run(void *p)
 		usleep(1000);
 	for (i = 0; i < r->pages; i++) {
 		got = __atomic_load_n((uint64_t *)(r->base + i * PAGE) + id, __ATOMIC_SEQ_CST);
+		r->last[id][i] = got;
 		if (!slot_race_ok(r, got, pass_value(gen, id, i), i, done_before[i], "last read"))
 			__atomic_add_fetch(&r->final_bad, 1, __ATOMIC_RELAXED);
 	}
@@ -789,11 +839,14 @@ static inline void slot_race_start(struct slot_race *r, int n)
 		tap_bail("slot_race_start: bad writers, pages, chunks or zappable");
 	r->nwriters = n;
 	r->stop = r->quiet = 0;
-	r->bad = r->final_bad = r->zeros = r->passes = r->zaps = 0;
+	r->bad = r->final_bad = r->zeros = r->passes = r->zaps = r->cross_bad = 0;
 	memset(r->zap_begun, 0, sizeof(r->zap_begun));
 	memset(r->zap_done, 0, sizeof(r->zap_done));
 	memset(r->tid, 0, sizeof(r->tid));
 	for (k = 0; k < n; k++) {
+		r->last[k] = calloc(r->pages, sizeof(uint64_t));
+		if (!r->last[k])
+			tap_bail("calloc");
 		r->arg[k].race = r;
 		r->arg[k].id = k;
 		if (pthread_create(&r->thread[k], NULL, slot_race_writer_run, &r->arg[k]))
@@ -801,15 +854,37 @@ static inline void slot_race_start(struct slot_race *r, int n)
 	}
 }
 
-/* After r->stop and the test's other threads joined: the last read, then join. */
+/*
+ * After r->stop and the test's other threads joined: each writer's last
+ * read, then join; then every writer's slots read again from the next CPU,
+ * where they must hold what the writer last read (a TLB entry that outlived
+ * its flush shows only from another CPU: the writer itself stays on one).
+ */
 static inline void slot_race_finish(struct slot_race *r)
 {
+	unsigned long old[16] = { 0 };
+	uint64_t got;
+	long i;
 	int k;
 
 	r->stop = 1;
 	r->quiet = 1;
 	for (k = 0; k < r->nwriters; k++)
 		pthread_join(r->thread[k], NULL);
+	if (syscall(SYS_sched_getaffinity, 0, sizeof(old), old) < 0)
+		tap_bail("sched_getaffinity");
+	for (k = 0; k < r->nwriters; k++) {
+		if (pin_thread_to_cpu((k + 1) % ncpus()))
+			tap_bail("pin to the next CPU");
+		for (i = 0; i < r->pages; i++) {
+			got = __atomic_load_n((uint64_t *)(r->base + i * PAGE) + k, __ATOMIC_SEQ_CST);
+			if (got != r->last[k][i])
+				r->cross_bad++;
+		}
+		free(r->last[k]);
+		r->last[k] = NULL;
+	}
+	syscall(SYS_sched_setaffinity, 0, sizeof(old), old);
 }
 
 /* A zapper: MADV_DONTNEED of the zappable chunks, one at a time, in turn. */
@@ -847,7 +922,7 @@ static inline void mm_quiesce(void)
 /* What a child's slot race left, in memory it shares with its parent. */
 struct slot_race_result {
 	int done, nwriters;
-	long bad, final_bad, zeros, passes, zaps;
+	long bad, final_bad, cross_bad, zeros, passes, zaps;
 	char first_bad[160];
 	long present, zero_mapped, rss;	/* pages, after quiesce */
 	long long faults, busy, minflt;
@@ -882,6 +957,7 @@ static inline void slot_race_collect(struct slot_race *r, const struct slot_race
 	o->nwriters = r->nwriters;
 	o->bad = r->bad;
 	o->final_bad = r->final_bad;
+	o->cross_bad = r->cross_bad;
 	o->zeros = r->zeros;
 	o->passes = r->passes;
 	o->zaps = r->zaps;
@@ -910,9 +986,10 @@ static inline void slot_race_check(const char *name, int status, const struct sl
 			 o->done ? "finished" : "did not finish");
 	if (o->first_bad[0])
 		tap_diag("%s: first lost write: %s", name, o->first_bad);
-	tap_check(status == 0 && o->done && o->bad == 0 && o->final_bad == 0 && o->passes > 0,
-		  "%s: %d writers, %ld passes (%.1f s): %ld lost writes while racing, %ld in the last read (%ld zapped writes, legal)",
-		  name, o->nwriters, o->passes, o->secs, o->bad, o->final_bad, o->zeros);
+	tap_check(status == 0 && o->done && o->bad == 0 && o->final_bad == 0 && o->cross_bad == 0 &&
+		  o->passes > 0,
+		  "%s: %d writers, %ld passes (%.1f s): %ld lost writes while racing, %ld in the last read, %ld read otherwise from another CPU (%ld zapped writes, legal)",
+		  name, o->nwriters, o->passes, o->secs, o->bad, o->final_bad, o->cross_bad, o->zeros);
 	tap_check(o->done && o->rss == o->present,
 		  "%s: after quiesce smaps Rss %ld == pagemap %ld (+%ld zero page)",
 		  name, o->rss, o->present, o->zero_mapped);

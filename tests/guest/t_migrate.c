@@ -128,7 +128,7 @@ struct result {
 	struct slot_race_result o;
 	int vm_events;
 	long long moved, calls, stable_moved;
-	long long hint_faults, scan_seq, numa_migrated;
+	long long hint_faults, scan_seq, numa_migrated, tlb_flushes, tlb_misses;
 	long long vm[NVMSTAT];
 	double call_max;
 };
@@ -268,7 +268,8 @@ static int evidence(const struct result *r)
 		return r->stable_moved > 0 &&
 		       (!vm || (d[V_MIGRATE_SCANNED] > 0 && d[V_ISOLATED] > 0 && d[V_PGMIGRATE] > 0));
 	default:
-		return r->hint_faults > 0 && r->scan_seq > 0 &&
+		/* A fault met a parked PTE (any site's: not counted per site). */
+		return r->hint_faults > 0 && r->scan_seq > 0 && r->tlb_flushes > 0 && r->o.busy != 0 &&
 		       (!vm || (d[V_PTE_UPDATES] > 0 && d[V_HINT_FAULTS] > 0));
 	}
 }
@@ -288,6 +289,9 @@ static void race_child(void *arg)
 	res = r;
 	if (part == NUMA_HINTING)
 		tlb_flushers_start(&flushers);
+	/* Compaction moves pages up, from below where its scanners meet: start low. */
+	if (part == COMPACTION && write_file(COMPACT_MEMORY, "1"))
+		tap_bail("write " COMPACT_MEMORY);
 	base = map_one_table();
 	for (k = 0; k < NVMSTAT; k++)
 		v0[k] = vmstat_value(vmstat_name[k]);
@@ -309,6 +313,8 @@ static void race_child(void *arg)
 		vm_deltas(v0, r->vm);
 		r->o.zeros = race.zeros;
 		r->o.zaps = race.zaps;
+		r->tlb_flushes = flushers.flushes;
+		r->o.busy = mark.busy < 0 ? -1 : pfscale_counter("busy_pte_fault") - mark.busy;
 		if (part == NUMA_HINTING) {
 			numa_stats(r, &f, &m, &s);
 			if (f > r->hint_faults)
@@ -327,6 +333,10 @@ static void race_child(void *arg)
 	if (other)
 		pthread_join(o, NULL);
 	slot_race_finish(&race);
+	/* The mm's RSS counters, while its threads are gone, against its tables. */
+	rss_agree_check(part_name[part]);
+	r->tlb_flushes = flushers.flushes;
+	r->tlb_misses = flushers.misses;
 	tlb_flushers_stop(&flushers);
 	vm_deltas(v0, r->vm);
 	slot_race_collect(&race, &mark, &r->o);
@@ -466,8 +476,9 @@ static void report(int status, struct result *r, struct leak_watch *w)
 			  name, r->calls, r->call_max, r->stable_moved, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
 		break;
 	default:
-		tap_check(ok, "%s: race offered: %lld NUMA hinting faults (total_numa_faults), %lld full scans (numa_scan_seq), %lld pages migrated, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->hint_faults, r->scan_seq, r->numa_migrated, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
+		tap_check(ok, "%s: race offered: %lld NUMA hinting faults (total_numa_faults), %lld full scans (numa_scan_seq), %lld pages migrated, writers' TLB flushed %lld times (%lld yields without a flush), %lld faults met a parked PTE, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->hint_faults, r->scan_seq, r->numa_migrated, r->tlb_flushes,
+			  r->tlb_misses, r->o.busy, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
 	}
 	leak_watch_check(w, name);
 }
@@ -493,7 +504,7 @@ int main(int argc, char **argv)
 		return tap_exit();
 	}
 	/* Nodes; per part content, rss, evidence and the leak checks; knobs back. */
-	tap_plan(1 + NPARTS * (3 + LEAK_CHECKS) + 1);
+	tap_plan(1 + NPARTS * (4 + LEAK_CHECKS) + 1);
 	tap_check(1, "two NUMA nodes (online: %s; node0 CPUs %s, node1 CPUs %s)",
 		  online, cpul[0], cpul[1]);
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
