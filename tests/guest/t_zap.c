@@ -147,9 +147,6 @@ static void zap_race(void *np)
 		tap_check(race.zeros > 0, "race reproduced: writers racing %s read %ld zapped writes back as 0 (%.1f s)%s",
 			  modes[mode], race.zeros, now() - t0,
 			  race.zeros ? "" : ": race not reproduced");
-	if (mode != 1 && busy >= 0)
-		tap_diag("%s: %s path: %lld faults met a parked PTE (busy_pte_fault)",
-			 modes[mode], pfscale_path(), busy);
 	else if (busy < 0)
 		tap_skip("race reproduced: writers flushing their TLB racing MADV_FREE met a parked PTE (no pfscale counters in this kernel)");
 	else
@@ -158,6 +155,9 @@ static void zap_race(void *np)
 			  "race reproduced: writers flushing their TLB (%ld times, %ld yields without a flush) racing MADV_FREE: %lld faults met a parked PTE (busy_pte_fault, %s path; %.1f s)%s",
 			  flushers.flushes, flushers.misses, busy, pfscale_path(), now() - t0,
 			  busy && flushers.flushes ? "" : ": race not reproduced");
+	if (mode != 1 && busy >= 0)
+		tap_diag("%s: %s path: %lld faults met a parked PTE (busy_pte_fault)",
+			 modes[mode], pfscale_path(), busy);
 	snprintf(what, sizeof(what), "after the %s races", modes[mode]);
 	rss_agree_check(what);
 	munmap(guarded, len + 2 * PAGE);
