@@ -257,6 +257,103 @@ static inline const char *pfscale_anon_loss_counter(void)
 }
 
 /*
+ * The parked_by_* counters: which PTE-lock holder parked the PTEs that
+ * faults met (busy_pte_fault), one counter per parking site, the site
+ * recorded in the parked marker. Read by prefix, so a site the kernel
+ * adds is seen without a list here.
+ */
+#define PARKED_PREFIX "parked_by_"
+#define PARKED_MAX 32
+struct parked_sites {
+	int n;			/* -1: the kernel counts no parking sites */
+	char site[PARKED_MAX][64];	/* without PARKED_PREFIX */
+	long long count[PARKED_MAX];
+};
+
+static inline void parked_sites_read(struct parked_sites *p)
+{
+	char n[64];
+	long long v;
+	FILE *f = fopen(COUNTERS, "r");
+
+	p->n = -1;
+	if (!f)
+		return;
+	while (fscanf(f, "%63s %lld", n, &v) == 2) {
+		if (strncmp(n, PARKED_PREFIX, strlen(PARKED_PREFIX)) || p->n + 1 >= PARKED_MAX)
+			continue;
+		if (p->n < 0)
+			p->n = 0;
+		snprintf(p->site[p->n], sizeof(p->site[0]), "%s", n + strlen(PARKED_PREFIX));
+		p->count[p->n++] = v;
+	}
+	fclose(f);
+}
+
+/* Faults that met a PTE parked by @site since @p0 (-1: no such site). */
+static inline long long parked_since(const struct parked_sites *p0, const char *site)
+{
+	struct parked_sites now_;
+	int i, j;
+
+	parked_sites_read(&now_);
+	for (i = 0; i < p0->n; i++) {
+		if (strcmp(p0->site[i], site))
+			continue;
+		for (j = 0; j < now_.n; j++)
+			if (!strcmp(now_.site[j], site))
+				return now_.count[j] - p0->count[i];
+	}
+	return -1;
+}
+
+/* "site N, site N" of the sites whose parks faults met since @p0, in @buf. */
+static inline const char *parked_moved(const struct parked_sites *p0, char *buf, size_t len)
+{
+	struct parked_sites now_;
+	size_t off = 0;
+	int i;
+
+	parked_sites_read(&now_);
+	buf[0] = 0;
+	for (i = 0; i < now_.n && i < p0->n && off < len; i++)
+		if (now_.count[i] != p0->count[i])
+			off += snprintf(buf + off, len - off, "%s%s %lld", off ? ", " : "",
+					now_.site[i], now_.count[i] - p0->count[i]);
+	if (!buf[0])
+		snprintf(buf, len, p0->n < 0 ? "no parking sites counted" : "none");
+	return buf;
+}
+
+/* Where a count of the parked PTEs that faults met begins. */
+struct parked_mark {
+	long long busy;		/* busy_pte_fault; -1 without pfscale */
+	struct parked_sites sites;
+};
+
+static inline void parked_mark(struct parked_mark *m)
+{
+	m->busy = pfscale_counter("busy_pte_fault");
+	parked_sites_read(&m->sites);
+}
+
+/* Faults that met a parked PTE since @m (-1 without pfscale). */
+static inline long long parked_busy(const struct parked_mark *m)
+{
+	return m->busy < 0 ? -1 : pfscale_counter("busy_pte_fault") - m->busy;
+}
+
+/* A diag of those faults and whose parks they met (none without pfscale). */
+static inline void parked_diag(const char *what, const struct parked_mark *m)
+{
+	char by[200];
+
+	if (m->busy >= 0)
+		tap_diag("%s: %s path: %lld faults met a parked PTE (busy_pte_fault; parked by: %s)",
+			 what, pfscale_path(), parked_busy(m), parked_moved(&m->sites, by, sizeof(by)));
+}
+
+/*
  * The first line (up to @len - 1 bytes) of @path into @buf; its length, or
  * -1 (and @buf empty).
  */
@@ -926,19 +1023,21 @@ struct slot_race_result {
 	char first_bad[160];
 	long present, zero_mapped, rss;	/* pages, after quiesce */
 	long long faults, busy, minflt;
+	char parked[200];	/* parked_moved(): whose parks the faults met */
 	double secs;
 };
 
 /* Where a race began: for slot_race_collect()'s deltas. */
 struct slot_race_mark {
-	long long faults, busy;
+	long long faults;
+	struct parked_mark parked;
 	double t0;
 };
 
 static inline void slot_race_mark(struct slot_race_mark *m)
 {
 	m->faults = pfscale_anon_faults();
-	m->busy = pfscale_counter("busy_pte_fault");
+	parked_mark(&m->parked);
 	m->t0 = now();
 }
 
@@ -965,7 +1064,8 @@ static inline void slot_race_collect(struct slot_race *r, const struct slot_race
 	getrusage(RUSAGE_SELF, &ru);
 	o->minflt = ru.ru_minflt;
 	o->faults = m->faults < 0 ? -1 : pfscale_anon_faults() - m->faults;
-	o->busy = m->busy < 0 ? -1 : pfscale_counter("busy_pte_fault") - m->busy;
+	o->busy = parked_busy(&m->parked);
+	parked_moved(&m->parked.sites, o->parked, sizeof(o->parked));
 	mm_quiesce();
 	o->present = pagemap_rss(r->base, len);
 	o->zero_mapped = pagemap_present(r->base, len) - o->present;
@@ -994,8 +1094,8 @@ static inline void slot_race_check(const char *name, int status, const struct sl
 		  "%s: after quiesce smaps Rss %ld == pagemap %ld (+%ld zero page)",
 		  name, o->rss, o->present, o->zero_mapped);
 	if (o->faults >= 0)
-		tap_diag("%s: %s path: %lld anonymous faults, %lld met a parked PTE (busy_pte_fault)",
-			 name, pfscale_path(), o->faults, o->busy);
+		tap_diag("%s: %s path: %lld anonymous faults, %lld met a parked PTE (busy_pte_fault; parked by: %s)",
+			 name, pfscale_path(), o->faults, o->busy, o->parked);
 }
 
 struct mem_level {

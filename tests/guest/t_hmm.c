@@ -50,10 +50,9 @@
  * ioctl (in between only the writers ran there, so each is a CPU fault
  * that migrated the page back or restored it); and holes still empty
  * between the zap and the ioctls, read from pagemap. "Race reproduced" on
- * the atomic path: (2) busy_pte_fault moved (a fault met a PTE parked by
- * page_make_device_exclusive_one(); in (2) no zero page is mapped, whose
- * COW would park too, and NUMA balancing, whose hinting faults park, is
- * off while t_hmm runs); (1) device_insert_lost moved
+ * the atomic path: (2) parked_by_device_exclusive moved (a fault met a
+ * PTE parked by page_make_device_exclusive_one(): the parking site is
+ * recorded in the marker); (1) device_insert_lost moved
  * (migrate_vma_insert_page() lost its compare-and-set to a lockless
  * fault), a check only with the race windows widened (see need_lost()),
  * else printed. The races go on past MIN_SECS until all of that is seen,
@@ -105,10 +104,10 @@ static const char *const entry_name[] = { "device-private", "device-exclusive" }
  * The pfscale counter that moves only if the race really happened, on the
  * atomic path: (1) migrate_vma_insert_page() lost its compare-and-set to a
  * lockless fault; (2) a fault met a PTE that page_make_device_exclusive_one()
- * had parked (mode 2 maps no zero page, whose COW also parks, and NUMA
- * balancing is off while t_hmm races, so nothing else parks there).
+ * had parked (its own parking-site counter, not any park's busy_pte_fault).
  */
-static const char *const lost_counter[] = { "device_insert_lost", "busy_pte_fault" };
+static const char *const lost_counter[] = { "device_insert_lost",
+					     PARKED_PREFIX "device_exclusive" };
 
 /* What a race child found, in memory shared with the parent. */
 struct result {
@@ -577,7 +576,7 @@ static int need_lost(int mode)
 static void run_mode(struct result *r, int mode, int n, int report_calibration)
 {
 	char what[128], before[4096];
-	long long busy = pfscale_counter("busy_pte_fault");
+	struct parked_mark parked;
 	const char *lost = lost_counter[mode];
 	int status, pfscale = pfscale_counter("anon_fault_locked") >= 0;
 	int atomic = pfscale_atomic_pte() == 1;
@@ -589,6 +588,7 @@ static void run_mode(struct result *r, int mode, int n, int report_calibration)
 	r->need_lost = need_lost(mode);
 	windows(before, sizeof(before));
 	snprintf(what, sizeof(what), "writers racing %s", op_name[mode]);
+	parked_mark(&parked);
 	status = leak_watch_run(&w, race_child, r);
 	if (status != 0 || !r->ran)
 		tap_diag("%s: child wait status 0x%x, %s%s%s", what, status,
@@ -598,9 +598,7 @@ static void run_mode(struct result *r, int mode, int n, int report_calibration)
 			 what, r->iters, r->rc_ok, r->rc_enoent, r->rc_ebusy, r->rc_other,
 			 r->rc_other ? ": " : "", r->rc_other ? strerror(r->other_errno) : "",
 			 (long long)r->zeros);
-	if (busy >= 0 && mode == 0)
-		tap_diag("%s: %s path: %lld faults met a parked PTE (busy_pte_fault)", what,
-			 pfscale_path(), pfscale_counter("busy_pte_fault") - busy);
+	parked_diag(what, &parked);
 	windows_diag(before, what);
 
 	if (report_calibration)

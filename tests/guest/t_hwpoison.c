@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	int n = 2 * ncpus(), status, k, ok;
 	long hwc0, hwc1, unpoisoned = 0, one = 0, bad_code = 0, sum = 0, wrong = 0;
 	struct leak_watch w;
-	long long busy;
+	struct parked_mark parked;
 	int err = 0;
 
 	tap_init(argv[0]);
@@ -427,11 +427,9 @@ int main(int argc, char **argv)
 	/* (a) Soft offline racing the writers. */
 	memset(res, 0, sizeof(*res));
 	res->n = n;
-	busy = pfscale_counter("busy_pte_fault");
+	parked_mark(&parked);
 	status = leak_watch_run(&w, so_child, NULL);
-	if (busy >= 0)
-		tap_diag("%s path: %lld faults met a parked PTE (busy_pte_fault)", pfscale_path(),
-			 pfscale_counter("busy_pte_fault") - busy);
+	parked_diag("writers racing soft offline", &parked);
 	if (status != 0 || !res->done)
 		tap_diag("soft offline child: wait status 0x%x, %s", status,
 			 res->done ? "finished" : "did not finish");

@@ -394,7 +394,7 @@ int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), status;
 	long shared, sharing, run, want_run;
-	long long busy;
+	struct parked_mark parked;
 	struct leak_watch w;
 
 	tap_init(argv[0]);
@@ -425,11 +425,9 @@ int main(int argc, char **argv)
 	if (ksm_set("pages_to_scan", 10000) || ksm_set("sleep_millisecs", 0) || ksm_set("run", 1))
 		tap_bail("set " KSM "{pages_to_scan,sleep_millisecs,run}");
 
-	busy = pfscale_counter("busy_pte_fault");
+	parked_mark(&parked);
 	status = leak_watch_run(&w, ksm_child, NULL);
-	if (busy >= 0)
-		tap_diag("%s path: %lld faults met a parked PTE (busy_pte_fault)", pfscale_path(),
-			 pfscale_counter("busy_pte_fault") - busy);
+	parked_diag("writers racing ksmd", &parked);
 	if (status != 0 || !res->done)
 		tap_diag("child: wait status 0x%x, %s", status, res->done ? "finished" : "did not finish");
 	tap_check(res->merged0 > 0,

@@ -393,7 +393,8 @@ static int setup_cg(char *why, size_t len)
 int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), status, ok, removed;
-	long long kills0, kills, ooms, busy;
+	long long kills0, kills, ooms;
+	struct parked_mark parked;
 	char why[512], max[32], swapmax[32];
 	struct leak_watch w;
 
@@ -430,11 +431,9 @@ int main(int argc, char **argv)
 	swapmax[strcspn(swapmax, "\n")] = 0;
 	memset(res, 0, sizeof(*res));
 	res->n = n;
-	busy = pfscale_counter("busy_pte_fault");
+	parked_mark(&parked);
 	status = leak_watch_run(&w, reclaim_child, NULL);
-	if (busy >= 0)
-		tap_diag("%s path: %lld faults met a parked PTE (busy_pte_fault)", pfscale_path(),
-			 pfscale_counter("busy_pte_fault") - busy);
+	parked_diag("writers racing memcg reclaim", &parked);
 	if (!res->moved)
 		tap_diag("reclaim child not moved into " LEAF ": /proc/self/cgroup \"%s\"", res->cgroup);
 	if (status != 0 || !res->done)

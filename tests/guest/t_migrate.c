@@ -93,6 +93,13 @@
 
 enum { MOVE_PAGES, COMPACTION, NUMA_HINTING, NPARTS };
 static const char *const part_name[NPARTS] = { "move_pages", "compaction", "NUMA hinting" };
+/*
+ * The parking site (parked_by_*) whose park each part's faults must meet:
+ * try_to_migrate_one() for move_pages() and compaction,
+ * ptep_modify_prot_start() (change_pte_range(), do_numa_page()) for NUMA
+ * hinting. Not "a fault met some park": reclaim or COW would count there.
+ */
+static const char *const part_site[NPARTS] = { "migrate", "migrate", "modify_prot" };
 
 /* /proc/vmstat event counters (CONFIG_VM_EVENT_COUNTERS) each part follows. */
 enum { V_PGMIGRATE, V_MIGRATE_SCANNED, V_ISOLATED, V_PTE_UPDATES, V_HINT_FAULTS, NVMSTAT };
@@ -129,6 +136,7 @@ struct result {
 	int vm_events;
 	long long moved, calls, stable_moved;
 	long long hint_faults, scan_seq, numa_migrated, tlb_flushes, tlb_misses;
+	long long site_busy;	/* faults that met a park of part_site[part] */
 	long long vm[NVMSTAT];
 	double call_max;
 };
@@ -261,6 +269,9 @@ static int evidence(const struct result *r)
 
 	if (r->o.zeros == 0)
 		return 0;
+	/* A fault met this part's park (-1: a kernel without parking sites). */
+	if (r->site_busy == 0)
+		return 0;
 	switch (part) {
 	case MOVE_PAGES:
 		return r->moved > 0 && (!vm || d[V_PGMIGRATE] > 0);
@@ -268,8 +279,7 @@ static int evidence(const struct result *r)
 		return r->stable_moved > 0 &&
 		       (!vm || (d[V_MIGRATE_SCANNED] > 0 && d[V_ISOLATED] > 0 && d[V_PGMIGRATE] > 0));
 	default:
-		/* A fault met a parked PTE (any site's: not counted per site). */
-		return r->hint_faults > 0 && r->scan_seq > 0 && r->tlb_flushes > 0 && r->o.busy != 0 &&
+		return r->hint_faults > 0 && r->scan_seq > 0 && r->tlb_flushes > 0 &&
 		       (!vm || (d[V_PTE_UPDATES] > 0 && d[V_HINT_FAULTS] > 0));
 	}
 }
@@ -314,7 +324,8 @@ static void race_child(void *arg)
 		r->o.zeros = race.zeros;
 		r->o.zaps = race.zaps;
 		r->tlb_flushes = flushers.flushes;
-		r->o.busy = mark.busy < 0 ? -1 : pfscale_counter("busy_pte_fault") - mark.busy;
+		r->o.busy = parked_busy(&mark.parked);
+		r->site_busy = parked_since(&mark.parked.sites, part_site[part]);
 		if (part == NUMA_HINTING) {
 			numa_stats(r, &f, &m, &s);
 			if (f > r->hint_faults)
@@ -450,12 +461,17 @@ static void report(int status, struct result *r, struct leak_watch *w)
 {
 	const char *name = part_name[part], *done;
 	long long *d = r->vm;
-	char vm[256] = "";
+	char vm[256] = "", site[96];
 	int ok;
 
 	slot_race_check(name, status, &r->o);
 	ok = r->o.done && evidence(r);
 	done = ok ? "" : ": too little work done";
+	if (r->site_busy < 0)
+		snprintf(site, sizeof(site), "no parking sites counted in this kernel");
+	else
+		snprintf(site, sizeof(site), "%lld faults met a PTE parked by %s", r->site_busy,
+			 part_site[part]);
 	if (!r->vm_events)
 		snprintf(vm, sizeof(vm), "; no VM event counters in this kernel");
 	else if (part == MOVE_PAGES)
@@ -468,17 +484,19 @@ static void report(int status, struct result *r, struct leak_watch *w)
 			 d[V_PTE_UPDATES], d[V_HINT_FAULTS]);
 	switch (part) {
 	case MOVE_PAGES:
-		tap_check(ok, "%s: race offered: %lld pages moved between the nodes by %lld calls (status == target; longest %.2f s), %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->moved, r->calls, r->call_max, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
+		tap_check(ok, "%s: race offered: %lld pages moved between the nodes by %lld calls (status == target; longest %.2f s), %s, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->moved, r->calls, r->call_max, site, r->o.zeros, r->o.zaps, r->o.minflt,
+			  vm, done);
 		break;
 	case COMPACTION:
-		tap_check(ok, "%s: race offered: %lld compact_memory passes (longest %.2f s) moved %lld never-zapped pages of the region, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->calls, r->call_max, r->stable_moved, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
+		tap_check(ok, "%s: race offered: %lld compact_memory passes (longest %.2f s) moved %lld never-zapped pages of the region, %s, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->calls, r->call_max, r->stable_moved, site, r->o.zeros, r->o.zaps,
+			  r->o.minflt, vm, done);
 		break;
 	default:
-		tap_check(ok, "%s: race offered: %lld NUMA hinting faults (total_numa_faults), %lld full scans (numa_scan_seq), %lld pages migrated, writers' TLB flushed %lld times (%lld yields without a flush), %lld faults met a parked PTE, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+		tap_check(ok, "%s: race offered: %lld NUMA hinting faults (total_numa_faults), %lld full scans (numa_scan_seq), %lld pages migrated, writers' TLB flushed %lld times (%lld yields without a flush), %s, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
 			  name, r->hint_faults, r->scan_seq, r->numa_migrated, r->tlb_flushes,
-			  r->tlb_misses, r->o.busy, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
+			  r->tlb_misses, site, r->o.zeros, r->o.zaps, r->o.minflt, vm, done);
 	}
 	leak_watch_check(w, name);
 }

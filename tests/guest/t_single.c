@@ -11,7 +11,8 @@
 
 /*
  * Every lost-race counter the kernel lists (COUNTERS: "name value" lines),
- * by name: "*_lost", and busy_pte_fault (a fault that met a park). Read
+ * by name: "*_lost", busy_pte_fault (a fault that met a park) and the
+ * parking sites' PARKED_PREFIX counters (whose park it met). Read
  * from the kernel, not typed in here, so that a counter added or renamed
  * is checked too; the number of them is reported.
  */
@@ -27,7 +28,8 @@ static int loss_counters(char names[][64], long long *values)
 		return -1;
 	while (count < MAX_COUNTERS && fscanf(f, "%63s %lld", n, &v) == 2) {
 		len = strlen(n);
-		if ((len > 5 && !strcmp(n + len - 5, "_lost")) || !strcmp(n, "busy_pte_fault")) {
+		if ((len > 5 && !strcmp(n + len - 5, "_lost")) || !strcmp(n, "busy_pte_fault") ||
+		    !strncmp(n, PARKED_PREFIX, strlen(PARKED_PREFIX))) {
 			strcpy(names[count], n);
 			values[count++] = v;
 		}
@@ -66,7 +68,8 @@ int main(int argc, char **argv)
 	faults = pfscale_anon_faults() - faults;
 	n_after = loss_counters(after_names, after);
 	tap_check(n > 0 && n == n_after,
-		  "the kernel lists its lost-race counters (%d *_lost and busy_pte_fault)", n);
+		  "the kernel lists its lost-race counters (%d: *_lost, busy_pte_fault, " PARKED_PREFIX "*)",
+		  n);
 	for (i = 0; i < n && i < n_after; i++) {
 		d = strcmp(names[i], after_names[i]) ? 1 : after[i] - before[i];
 		if (d)

@@ -66,10 +66,15 @@ static int in_list(const char *name, const char *const *list, size_t n)
 
 #define IN(name, list) in_list(name, list, sizeof(list) / sizeof(list[0]))
 
-/* Counters that count faults taken, not races lost: no event. */
+/*
+ * Counters with events of their own: not those that count faults taken,
+ * nor busy_pte_fault, whose events carry the name of the parking site's
+ * counter (parked_by_*), which is checked instead.
+ */
 static int is_loss_counter(const char *name)
 {
-	return strcmp(name, "anon_fault_locked") && strcmp(name, "anon_fault_atomic");
+	return strcmp(name, "anon_fault_locked") && strcmp(name, "anon_fault_atomic") &&
+	       strcmp(name, "busy_pte_fault");
 }
 
 static void trace_write(const char *file, const char *s)

@@ -18,7 +18,8 @@
  * RACE_SECS at most), and "race not reproduced" is a failure of its own.
  * MADV_FREE's writers flush their TLB every FLUSH_EVERY pages (the site
  * flushes once, after the range; see tlb_flushers_start()), and race until
- * a fault met a parked PTE (busy_pte_fault, counted for every site).
+ * a fault met a PTE that madvise_free_pte_range() parked (its
+ * parked_by_madvise_free counter: the parking site is in the marker).
  * mprotect holds mmap_lock for writing: no fault runs inside its
  * change_pte_range().
  */
@@ -33,11 +34,6 @@
 
 static struct slot_race race;
 
-/* Faults that met a parked PTE since @busy0 was read. */
-static long long busy_since(long long busy0)
-{
-	return pfscale_counter("busy_pte_fault") - busy0;
-}
 static long mprotect_errors;
 static int mode;
 static const char *const modes[] = { "MADV_DONTNEED", "MADV_FREE", "munmap+mmap",
@@ -95,7 +91,8 @@ static void zap_race(void *np)
 	char *guarded;
 	char what[64];
 	struct tlb_flushers flushers = { 0 };
-	long long busy0 = pfscale_counter("busy_pte_fault"), busy;
+	struct parked_mark parked;
+	long long freed;
 	pthread_t zap;
 	double t0;
 
@@ -112,6 +109,7 @@ static void zap_race(void *np)
 	race.zappable = mode == 1 ? 0 : 1;
 	race.flush_every = flush ? FLUSH_EVERY : 0;
 	mprotect_errors = 0;
+	parked_mark(&parked);
 	t0 = now();
 	slot_race_start(&race, n);
 	if (pthread_create(&zap, NULL, zapper, NULL))
@@ -119,20 +117,22 @@ static void zap_race(void *np)
 	/*
 	 * Until a writer read back a zapped write (which takes a second pass
 	 * over a page: a zapped write reads 0 where the previous pass wrote),
-	 * under MADV_FREE until a fault met a parked PTE, or a write was lost;
+	 * under MADV_FREE until a fault met a PTE MADV_FREE parked, or a write
+	 * was lost;
 	 * SECONDS at least, RACE_SECS at most.
 	 */
 	do
 		usleep(100 * 1000);
 	while (now() - t0 < RACE_SECS &&
 	       (now() - t0 < SECONDS ||
-		(!slot_race_load(&race.bad) && !(mode == 1 ? busy0 < 0 || busy_since(busy0) > 0 :
-						     slot_race_load(&race.zeros) > 0))));
+		(!slot_race_load(&race.bad) &&
+		 !(mode == 1 ? parked_since(&parked.sites, "madvise_free") != 0 :
+			       slot_race_load(&race.zeros) > 0))));
 	race.stop = 1;
 	pthread_join(zap, NULL);
 	slot_race_finish(&race);
 	tlb_flushers_stop(&flushers);
-	busy = busy0 < 0 ? -1 : busy_since(busy0);
+	freed = parked_since(&parked.sites, "madvise_free");
 	if (race.first_bad[0])
 		tap_diag("%s: first lost write: %s", modes[mode], race.first_bad);
 	present = pagemap_rss(race.base, len);
@@ -147,17 +147,14 @@ static void zap_race(void *np)
 		tap_check(race.zeros > 0, "race reproduced: writers racing %s read %ld zapped writes back as 0 (%.1f s)%s",
 			  modes[mode], race.zeros, now() - t0,
 			  race.zeros ? "" : ": race not reproduced");
-	else if (busy < 0)
-		tap_skip("race reproduced: writers flushing their TLB racing MADV_FREE met a parked PTE (no pfscale counters in this kernel)");
+	else if (freed < 0)
+		tap_skip("race reproduced: writers flushing their TLB racing MADV_FREE met a PTE it parked (no pfscale counters in this kernel)");
 	else
-		/* Any site's park: the counter is not kept per site. */
-		tap_check(busy > 0 && flushers.flushes > 0,
-			  "race reproduced: writers flushing their TLB (%ld times, %ld yields without a flush) racing MADV_FREE: %lld faults met a parked PTE (busy_pte_fault, %s path; %.1f s)%s",
-			  flushers.flushes, flushers.misses, busy, pfscale_path(), now() - t0,
-			  busy && flushers.flushes ? "" : ": race not reproduced");
-	if (mode != 1 && busy >= 0)
-		tap_diag("%s: %s path: %lld faults met a parked PTE (busy_pte_fault)",
-			 modes[mode], pfscale_path(), busy);
+		tap_check(freed > 0 && flushers.flushes > 0,
+			  "race reproduced: writers flushing their TLB (%ld times, %ld yields without a flush) racing MADV_FREE: %lld faults met a PTE parked by madvise_free_pte_range (%s path; %.1f s)%s",
+			  flushers.flushes, flushers.misses, freed, pfscale_path(), now() - t0,
+			  freed > 0 && flushers.flushes ? "" : ": race not reproduced");
+	parked_diag(modes[mode], &parked);
 	snprintf(what, sizeof(what), "after the %s races", modes[mode]);
 	rss_agree_check(what);
 	munmap(guarded, len + 2 * PAGE);
