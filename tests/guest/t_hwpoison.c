@@ -37,6 +37,20 @@
  *     injection itself, so the leak watch stays exact; the parent then
  *     unpoisons it and HardwareCorrupted must be back exactly.
  *
+ * (c) A fault meeting try_to_unmap_one()'s park. Reclaim defers its TLB
+ *     flush, so writers that cache a page write through the old entry and
+ *     hardly ever fault inside reclaim's window (t_swap sees one such fault
+ *     in some runs, none in others). Memory failure flushes at once
+ *     (ptep_park_flush()): writer threads spinning on one fresh page, each
+ *     on its own CPU, fault right after the flush, while
+ *     try_to_unmap_one() still holds the PTE parked before it sets the
+ *     hwpoison entry. Round after round (a new page each, at most
+ *     UNMAP_ROUNDS or RACE_SECS), until parked_by_unmap moved; if it has
+ *     not after half of them, the rest run with the race windows widened
+ *     to WIDEN_US (as t_switch does), so that the check holds on every
+ *     boot. Evidence: every MADV_HWPOISON returned 0 and every spinner
+ *     got its SIGBUS. Every page is unpoisoned afterwards.
+ *
  * Kernel messages this makes (info: "Soft offlining pfn ...", "Injecting
  * memory failure for pfn ...", "Unpoison: Software-unpoisoned page ...";
  * err: "Memory failure: ...: recovery action for ...: Recovered", "MCE:
@@ -52,6 +66,9 @@
 #define VICTIM (HP_PAGES / 2)
 #define RACE_SECS 30	/* at most, for either part */
 #define UNPOISON "/sys/kernel/debug/hwpoison/unpoison-pfn"
+#define UNMAP_ROUNDS 40
+#define WIDEN "/sys/kernel/debug/pfscale/race_window_us"
+#define WIDEN_US "50"
 #define KPF_HWPOISON 19
 
 #ifndef MADV_SOFT_OFFLINE
@@ -135,7 +152,11 @@ struct result {
 	int code[64], lsb[64];
 	void *addr[64];
 	char *victim_addr;
-	/* both */
+	/* (c) */
+	uint64_t unmap_pfns[UNMAP_ROUNDS];
+	long unmap_rounds, unmap_poisoned, unmap_spinners, unmap_sigbus, unmap_widened_at;
+	long long unmap_parked;
+	/* (a) and (b) */
 	long bad, final_bad, min_passes;
 	long long writer_passes;
 	double secs;
@@ -282,6 +303,19 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	siglongjmp(jb, 1);
 }
 
+/* Take SIGBUS in @handler, which may siglongjmp() out of it. */
+static void catch_sigbus(void (*handler)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, NULL))
+		tap_bail("sigaction");
+}
+
 static void *hp_writer(void *p)
 {
 	long id = (long)p;
@@ -362,18 +396,12 @@ static void *poisoner(void *p)
 
 static void hp_child(void *arg)
 {
-	struct sigaction sa;
 	pthread_t tid[64], z;
 	double t0;
 	int k;
 
 	(void)arg;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, NULL))
-		tap_bail("sigaction");
+	catch_sigbus(on_sigbus);
 	pages = HP_PAGES;
 	base = map_anon(pages * PAGE);
 	madvise(base, pages * PAGE, MADV_NOHUGEPAGE);
@@ -393,6 +421,101 @@ static void hp_child(void *arg)
 	}
 	res->secs = now() - t0;
 	res->min_passes = min_passes(res->n);
+	res->done = 1;
+}
+
+/* (c) ------------------------------------------------------------------ */
+
+static volatile char *spin_page;
+static volatile long spinning, spin_sigbus;
+
+static void on_sigbus_spinner(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	siglongjmp(jb, 1);
+}
+
+/* Write one slot of the page until the poison's SIGBUS ends the thread. */
+static void *unmap_spinner(void *p)
+{
+	long id = (long)p;
+	volatile uint64_t *slot = (volatile uint64_t *)spin_page + id;
+	uint64_t v = 0;
+
+	if (pin_thread_to_cpu(id % ncpus()))
+		tap_bail("pin a spinner");
+	if (sigsetjmp(jb, 0)) {
+		__atomic_add_fetch(&spin_sigbus, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	*slot = ++v;
+	__atomic_add_fetch(&spinning, 1, __ATOMIC_RELEASE);
+	while (!stop)
+		*slot = ++v;
+	return NULL;
+}
+
+/* Wait (at most until @deadline) for *@count to reach @want. */
+static int wait_count(volatile long *count, long want, double deadline)
+{
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < want && now() < deadline)
+		usleep(100);
+	return __atomic_load_n(count, __ATOMIC_ACQUIRE) >= want;
+}
+
+static void unmap_child(void *arg)
+{
+	long nspin = ncpus() - 1, k;
+	long long parked0 = pfscale_counter("parked_by_unmap");
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	double t0 = now(), deadline;
+	pthread_t tid[64];
+	char was[16] = "";
+
+	(void)arg;
+	if (nspin < 1)
+		nspin = 1;
+	if (fd < 0)
+		tap_bail("open pagemap");
+	catch_sigbus(on_sigbus_spinner);
+	/* The poisoner keeps CPU 0; the spinners take the others. */
+	if (pin_thread_to_cpu(0))
+		tap_bail("pin the poisoner");
+	res->unmap_spinners = nspin;
+	res->unmap_widened_at = -1;
+	for (res->unmap_rounds = 0; res->unmap_rounds < UNMAP_ROUNDS &&
+	     (parked0 < 0 || res->unmap_parked == 0) && now() - t0 < RACE_SECS; res->unmap_rounds++) {
+		if (res->unmap_widened_at < 0 && parked0 >= 0 && res->unmap_rounds >= UNMAP_ROUNDS / 2 &&
+		    read_file(WIDEN, was, sizeof(was)) > 0 && atoi(was) == 0 && write_file(WIDEN, WIDEN_US) == 0)
+			res->unmap_widened_at = res->unmap_rounds;
+		spin_page = map_anon(PAGE);
+		madvise((void *)spin_page, PAGE, MADV_NOHUGEPAGE);
+		spin_page[0] = 1;
+		spinning = spin_sigbus = 0;
+		stop = 0;
+		for (k = 0; k < nspin; k++)
+			if (pthread_create(&tid[k], NULL, unmap_spinner, (void *)(k + 1)))
+				tap_bail("pthread_create");
+		deadline = now() + 10;
+		wait_count(&spinning, nspin, deadline);
+		res->unmap_pfns[res->unmap_rounds] = pagemap_entry(fd, (void *)spin_page) & PM_PFN;
+		if (madvise((void *)spin_page, PAGE, MADV_HWPOISON) == 0)
+			res->unmap_poisoned++;
+		wait_count(&spin_sigbus, nspin, deadline);
+		stop = 1;
+		for (k = 0; k < nspin; k++)
+			pthread_join(tid[k], NULL);
+		res->unmap_sigbus += spin_sigbus;
+		munmap((void *)spin_page, PAGE);
+		if (parked0 >= 0)
+			res->unmap_parked = pfscale_counter("parked_by_unmap") - parked0;
+	}
+	if (res->unmap_widened_at >= 0)
+		write_file(WIDEN, "0");
+	close(fd);
+	res->secs = now() - t0;
 	res->done = 1;
 }
 
@@ -421,8 +544,9 @@ int main(int argc, char **argv)
 	if (res == MAP_FAILED)
 		tap_bail("mmap shared");
 	/* (a) content, evidence, leak checks, unpoison; (b) outcome,
-	 * content, evidence, leak checks, unpoison */
-	tap_plan(7 + 2 * LEAK_CHECKS);
+	 * content, evidence, leak checks, unpoison; (c) evidence, race,
+	 * leak checks, unpoison */
+	tap_plan(10 + 3 * LEAK_CHECKS);
 
 	/* (a) Soft offline racing the writers. */
 	memset(res, 0, sizeof(*res));
@@ -505,5 +629,38 @@ int main(int argc, char **argv)
 		  "hwpoison: pfn 0x%llx unpoisoned%s%s: HardwareCorrupted back to its level (%ld kB -> %ld kB)",
 		  (unsigned long long)res->victim_pfn, err ? ": " : "", err ? strerror(-err) : "",
 		  hwc0, hwc1);
+
+	/* (c) Faults meeting the park of a page being poisoned. */
+	hwc0 = hwc1;
+	memset(res, 0, sizeof(*res));
+	stop = 0;
+	status = leak_watch_run(&w, unmap_child, NULL);
+	if (status != 0 || !res->done)
+		tap_diag("unmap race child: wait status 0x%x, %s", status,
+			 res->done ? "finished" : "did not finish");
+	tap_check(res->done && res->unmap_rounds > 0 && res->unmap_poisoned == res->unmap_rounds &&
+		  res->unmap_sigbus == res->unmap_rounds * res->unmap_spinners,
+		  "race offered: %ld pages poisoned (MADV_HWPOISON) under %ld spinning writers each, %ld of %ld SIGBUS (%.1f s)",
+		  res->unmap_poisoned, res->unmap_spinners, res->unmap_sigbus,
+		  res->unmap_rounds * res->unmap_spinners, res->secs);
+	if (pfscale_counter("parked_by_unmap") < 0)
+		tap_skip("race reproduced: faults met a PTE parked by try_to_unmap_one (no pfscale counters in this kernel)");
+	else
+		tap_check(res->unmap_parked > 0,
+			  "race reproduced: %s path: %lld faults met a PTE parked by try_to_unmap_one (%ld rounds%s)%s",
+			  pfscale_path(), res->unmap_parked, res->unmap_rounds,
+			  res->unmap_widened_at >= 0 ? ", race windows widened to " WIDEN_US " us from the middle on" : "",
+			  res->unmap_parked > 0 ? "" : ": race not reproduced");
+	leak_watch_check(&w, "spinners racing poisoned pages");
+	err = 0;
+	unpoisoned = 0;
+	for (k = 0; k < res->unmap_rounds; k++)
+		if (res->unmap_pfns[k] && !unpoison(res->unmap_pfns[k]))
+			unpoisoned++;
+	mm_quiesce();
+	hwc1 = meminfo_kb("HardwareCorrupted");
+	tap_check(unpoisoned == res->unmap_poisoned && hwc1 == hwc0,
+		  "unmap race: %ld of %ld pfns unpoisoned: HardwareCorrupted back to its level (%ld kB -> %ld kB)",
+		  unpoisoned, res->unmap_poisoned, hwc0, hwc1);
 	return tap_exit();
 }

@@ -25,10 +25,13 @@
  *    lock; pfscale kernels park them (a busy marker, not an empty PTE that
  *    a lockless fault could fill), so a bug there shows as a stale slot, a
  *    page the child leaks (AnonPages, PageTables and a bad-mm message, by
- *    leak_watch_run()), or both. On the atomic path faults must meet PTEs
- *    that try_to_unmap_one() parked (parked_by_unmap, not just any park:
- *    MADV_PAGEOUT's own walk parks young PTEs too), and the pager goes on
- *    past PASSES until they did ("race not reproduced" fails otherwise).
+ *    leak_watch_run()), or both. How many faults met a PTE that
+ *    try_to_unmap_one() parked (parked_by_unmap) is only shown: reclaim
+ *    defers its TLB flush, so a writer that caches the page writes
+ *    through the old entry and does not fault; boots saw 0 to 4 such
+ *    faults per run, plain or widened, with or without writers that flush
+ *    their own TLB. t_hwpoison (c) races that park where the flush is
+ *    immediate, and requires the faults.
  *    After the last pass every page must be present, none swapped, and
  *    smaps must agree.
  *
@@ -73,9 +76,8 @@
 
 static char *base;
 static volatile int stop;
-/* The parked PTEs met before the reclaim race; race until reclaim's met? */
+/* The parked PTEs met before the reclaim race. */
 static struct parked_mark parked;
-static int until_unmap_park;
 static volatile long bad;
 static pthread_barrier_t bar;
 
@@ -169,12 +171,6 @@ static int swapin_round(int n, int round)
 	return ok;
 }
 
-/* What writer @id leaves in page @page in pass @gen (0: never written). */
-static uint64_t writer_value(uint64_t gen, long id, long page)
-{
-	return gen ? (gen << 40) | ((uint64_t)id << 32) | page : 0;
-}
-
 /* The reclaim race, run in a forked child; its threads share these. */
 static int nwriters;
 static struct spin_barrier start_bar;
@@ -199,13 +195,13 @@ static void *writer(void *p)
 		gen++;
 		for (i = 0; i < PAGES; i++) {
 			volatile uint64_t *slot = (uint64_t *)(base + i * PAGE) + id;
-			uint64_t v = writer_value(gen, id, i);
+			uint64_t v = pass_value(gen, id, i);
 
 			/* Paced: see SLEEP_EVERY. */
 			if (i % SLEEP_EVERY == SLEEP_EVERY - 1)
 				usleep(SLEEP_US);
 
-			if (*slot != writer_value(gen - 1, id, i))
+			if (*slot != pass_value(gen - 1, id, i))
 				__sync_fetch_and_add(&bad, 1);
 			*slot = v;
 			if (*slot != v)
@@ -214,7 +210,7 @@ static void *writer(void *p)
 		__atomic_store_n(&writer_passes[id], (long)gen, __ATOMIC_RELEASE);
 	}
 	for (i = 0; i < PAGES; i++)
-		if (((volatile uint64_t *)(base + i * PAGE))[id] != writer_value(gen, id, i))
+		if (((volatile uint64_t *)(base + i * PAGE))[id] != pass_value(gen, id, i))
 			__sync_fetch_and_add(&final_bad, 1);
 	return NULL;
 }
@@ -231,8 +227,7 @@ static void wait_writers(const long *want, double deadline)
 }
 
 /*
- * MADV_PAGEOUT over the region, PASSES times (and on until a fault met
- * a PTE reclaim parked, if until_unmap_park) or for RECLAIM_SECS, while
+ * MADV_PAGEOUT over the region, PASSES times or for RECLAIM_SECS, while
  * the writers run; then stop them. Before each pass every writer has
  * written every page again since the previous one (two of its passes
  * ended after it), so that each pass has the whole region, present and
@@ -249,8 +244,7 @@ static void *pager(void *p)
 	deadline = now() + RECLAIM_SECS;
 	for (k = 0; k < nwriters; k++)
 		want[k] = 1;
-	while ((*passes < PASSES || (until_unmap_park && parked_since(&parked.sites, "unmap") == 0)) &&
-	       now() < deadline) {
+	while (*passes < PASSES && now() < deadline) {
 		wait_writers(want, deadline);
 		if (now() >= deadline)
 			break;
@@ -379,7 +373,7 @@ static void reclaim_child(void *arg)
 
 int main(int argc, char **argv)
 {
-	int n = 2 * ncpus(), r, ok = 1, status, atomic;
+	int n = 2 * ncpus(), r, ok = 1, status;
 	long long lost0 = pfscale_counter("swapin_lost"), lost = 0, hits, unmapped;
 	char why[160];
 	struct reclaim_result *res;
@@ -399,11 +393,8 @@ int main(int argc, char **argv)
 		tap_bail("mmap shared");
 	memset(res, 0, sizeof(*res));
 	/* swap on; swap-in content; swapin_lost (pfscale only); reclaim I/O,
-	 * reclaim content, reclaim race reproduced (atomic path: busy_pte_fault
-	 * moved; without pfscale a skip; stock: a diagnostic only, no check),
-	 * its leak checks; SwapFree. */
-	atomic = pfscale_atomic_pte() == 1;
-	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? (atomic ? 7 : 6) : 6));
+	 * reclaim content, its leak checks; SwapFree. */
+	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? 6 : 5));
 	if (!tap_check(swap_ready(), "swap is on (SwapTotal %ld kB)", meminfo_kb("SwapTotal")))
 		return tap_exit();
 	if (n < 4)
@@ -425,7 +416,6 @@ int main(int argc, char **argv)
 	res->n = n;
 	hits = race_window_hits("parked");
 	parked_mark(&parked);
-	until_unmap_park = atomic && parked.sites.n >= 0;
 	status = leak_watch_run(&w, reclaim_child, res);
 	unmapped = parked_since(&parked.sites, "unmap");
 	if (hits >= 0)
@@ -443,14 +433,9 @@ int main(int argc, char **argv)
 	if (hits >= 0)
 		tap_diag("race window 'parked' delayed %lld times", hits);
 	parked_diag("writers racing reclaim", &parked);
-	if (lost0 < 0)
-		tap_skip("race reproduced: faults met a PTE reclaim parked (no pfscale counters in this kernel)");
-	else if (!atomic)
-		tap_diag("%s path: %lld faults met a PTE parked by try_to_unmap_one (a check on the atomic path only)",
+	if (lost0 >= 0)
+		tap_diag("%s path: %lld faults met a PTE parked by try_to_unmap_one (shown only: see the top; t_hwpoison (c) requires them)",
 			 pfscale_path(), unmapped);
-	else
-		tap_check(unmapped > 0, "race reproduced: %s path: %lld faults met a PTE parked by try_to_unmap_one (%lld passes)%s",
-			  pfscale_path(), unmapped, res->passes, unmapped > 0 ? "" : ": race not reproduced");
 	leak_watch_check(&w, "writers racing reclaim");
 
 	r = swap_cycle(why, sizeof(why));
