@@ -591,7 +591,7 @@ static void race_child(void *arg)
 			mglru_sample(r);
 		else if (walker && part == DAMON_VADDR)
 			damon_sample(r);
-		if (now() - t0 >= RACE_SECS || (now() - t0 >= MIN_SECS && evidence(r)))
+		if (now() - t0 >= RACE_SECS || (now() - t0 >= fixed_secs(MIN_SECS) && evidence(r)))
 			break;
 	}
 	race.stop = 1;

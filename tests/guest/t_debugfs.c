@@ -21,11 +21,23 @@ static int read_int(const char *path)
 }
 
 /* Was this boot asked for the atomic path (pfscale.atomic_pte=1)? */
-static int atomic_requested(void)
+/*
+ * The path asked for: by the run script that switched it at run time
+ * (guest/run/check's stock phase exports PFSCALE_ATOMIC_PTE), else by the
+ * kernel command line. @by: which one.
+ */
+static int atomic_requested(const char **by)
 {
 	char line[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "r");
+	const char *env = getenv("PFSCALE_ATOMIC_PTE");
+	FILE *f;
 
+	if (env) {
+		*by = "the run script (PFSCALE_ATOMIC_PTE)";
+		return atoi(env);
+	}
+	*by = "the command line";
+	f = fopen("/proc/cmdline", "r");
 	if (f) {
 		if (!fgets(line, sizeof(line), f))
 			line[0] = 0;
@@ -41,14 +53,16 @@ static int atomic_requested(void)
  */
 static void atomic_pte_checks(const char *const *bad, unsigned int nbad)
 {
-	int boot = pfscale_atomic_pte(), ok = 1, r;
+	int boot = pfscale_atomic_pte(), ok = 1, r, want;
+	const char *by;
 	unsigned int i;
 
 	if (boot < 0) {
 		tap_skip("atomic_pte switch (no CONFIG_PFSCALE_ATOMIC_PTE in this kernel)");
 		return;
 	}
-	tap_check(boot == atomic_requested(), "atomic_pte is %d as the command line asked", boot);
+	want = atomic_requested(&by);
+	tap_check(boot == want, "atomic_pte is %d as %s asked (%d)", boot, by, want);
 	char why[256];
 	long n = slurp(DIR "atomic_pte_refused", why, sizeof(why));
 

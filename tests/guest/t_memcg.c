@@ -207,7 +207,7 @@ static void reclaim_child(void *arg)
 		sample();
 		if (now() - t0 >= MAX_SECS)
 			break;
-		if (now() - t0 >= MIN_SECS && min_passes() >= 1 && res->max_events > 0 &&
+		if (now() - t0 >= fixed_secs(MIN_SECS) && min_passes() >= 1 && res->max_events > 0 &&
 		    res->pgsteal > 0 && res->swap_peak > 0)
 			break;
 	}

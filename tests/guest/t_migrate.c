@@ -336,7 +336,7 @@ static void race_child(void *arg)
 				r->scan_seq = s;
 		}
 		if (now() - t0 >= RACE_SECS ||
-		    (now() - t0 >= (part == NUMA_HINTING ? NUMA_MIN_SECS : MIN_SECS) && evidence(r)))
+		    (now() - t0 >= fixed_secs(part == NUMA_HINTING ? NUMA_MIN_SECS : MIN_SECS) && evidence(r)))
 			break;
 	}
 	race.stop = 1;

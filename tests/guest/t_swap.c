@@ -241,10 +241,10 @@ static void *pager(void *p)
 	int k;
 
 	spin_barrier_wait(&start_bar);
-	deadline = now() + RECLAIM_SECS;
+	deadline = now() + fixed_secs(RECLAIM_SECS);
 	for (k = 0; k < nwriters; k++)
 		want[k] = 1;
-	while (*passes < PASSES && now() < deadline) {
+	while (*passes < fixed_count(PASSES) && now() < deadline) {
 		wait_writers(want, deadline);
 		if (now() >= deadline)
 			break;
@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 		n = 64;
 
 	t0 = now();
-	for (r = 0; r < ROUNDS || (lost0 >= 0 && lost == 0 && now() - t0 < RACE_SECS); r++) {
+	for (r = 0; r < fixed_count(ROUNDS) || (lost0 >= 0 && lost == 0 && now() - t0 < RACE_SECS); r++) {
 		ok &= swapin_round(n, r);
 		lost = pfscale_counter("swapin_lost") - lost0;
 	}

@@ -160,7 +160,7 @@ static void hzp_child(const struct scenario *s)
 	for (k = 1; k < NTHREADS; k++)
 		if (pthread_create(&tid[k], NULL, hzp_worker, (void *)(long)k))
 			tap_bail("pthread_create");
-	for (r = 0; r < MAX_ROUNDS && now() - t0 < SECONDS; r++) {
+	for (r = 0; r < MAX_ROUNDS && now() - t0 < fixed_secs(SECONDS); r++) {
 		round_no = r;
 		region = map_aligned(HPAGE, HPAGE);
 		if (madvise(region, HPAGE, MADV_HUGEPAGE))
@@ -356,7 +356,10 @@ static void thp_child(const struct scenario *s)
 	for (k = 1; k < NTHREADS; k++)
 		if (pthread_create(&tid[k], NULL, thp_worker, (void *)(long)k))
 			tap_bail("pthread_create");
-	for (r = 0; r < THP_ROUNDS && now() - t0 < THP_SECONDS; r++) {
+	/* MADV_COLLAPSE often fails: on (to THP_SECONDS) until one did. */
+	for (r = 0; r < THP_ROUNDS && (now() - t0 < fixed_secs(THP_SECONDS) ||
+				       (trigger == THP_COLLAPSE && collapsed == 0 && now() - t0 < THP_SECONDS));
+	     r++) {
 		round_no = r;
 		/*
 		 * A THP, or (to be collapsed) small pages. With two NUMA

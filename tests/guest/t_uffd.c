@@ -174,7 +174,7 @@ static void child(void *arg)
 	for (k = 1; k < NTHREADS; k++)
 		if (pthread_create(&tid[k], NULL, worker, (void *)(long)k))
 			tap_bail("pthread_create");
-	for (r = 0; r < MAX_ROUNDS && now() - t0 < SECONDS; r++) {
+	for (r = 0; r < MAX_ROUNDS && now() - t0 < fixed_secs(SECONDS); r++) {
 		struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 		struct uffdio_range range;
 

@@ -124,7 +124,7 @@ static void zap_race(void *np)
 	do
 		usleep(100 * 1000);
 	while (now() - t0 < RACE_SECS &&
-	       (now() - t0 < SECONDS ||
+	       (now() - t0 < fixed_secs(SECONDS) ||
 		(!slot_race_load(&race.bad) &&
 		 !(mode == 1 ? parked_since(&parked.sites, "madvise_free") != 0 :
 			       slot_race_load(&race.zeros) > 0))));

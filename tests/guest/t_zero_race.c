@@ -89,7 +89,7 @@ static void zero_race(void *unused)
 	for (j = 0; j < NLOSSES; j++)
 		before[j] = pfscale_counter(losses[j]);
 	t0 = now();
-	for (r = 0; ok && (r < ROUNDS || (before[0] >= 0 && zero_moved_since(before) == 0 &&
+	for (r = 0; ok && (r < fixed_count(ROUNDS) || (before[0] >= 0 && zero_moved_since(before) == 0 &&
 					  now() - t0 < RACE_SECS)); r++) {
 		char *base = map_anon(len);
 
