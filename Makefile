@@ -43,7 +43,7 @@ BENCH_FLOOR ?= 1
 # plugin's per-fault counts do not depend on the guest's speed
 BENCH_PASSES ?= $(if $(filter 1,$(BENCH_COST)),1)
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run test test-kasan test-generic soak shell bench \
+.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run check test test-kasan test-generic soak shell bench \
 	debian-config clean
 all: run
 
@@ -154,6 +154,13 @@ VMCORE_ARGS ?=
 vmcore: kernel-test $(BUILD)/initramfs.cpio
 	crash/vmcore.sh -k $$(cat $(BUILD)/kernel-test.path) -i $(BUILD)/initramfs.cpio \
 		-c $(SMP) -m $(MEM) -w $(VMCORE_AT) -a "$(VMCORE_ARGS)" -o $(BUILD)/vmcore
+
+# The everyday loop (README): one boot, the race tests widened on the
+# atomic path then on the stock path, and the host unit tests; the debugger
+# tests and checkpatch only when their files changed (scripts/check.sh).
+check: kernel-test $(BUILD)/initramfs.cpio
+	scripts/check.sh $$(cat $(BUILD)/kernel-test.path) $(BUILD)/initramfs.cpio \
+		$(SMP) $(MEM) $(BUILD)/check
 
 # The unpatched build is the baseline boot of the guest tests (tests/run.sh
 # -p unpatched) and what the debugger tests check "no pfscale patches" on.

@@ -14,13 +14,18 @@
 # -p PATHS: the boots, comma separated: stock, atomic (the fault paths of
 # the -k kernel), widened (the race tests once more on the atomic path with
 # every race window widened, PFSCALE_RACE_WINDOW_US, default 50 us; needs
-# CONFIG_PFSCALE_RACE_WINDOWS), unpatched (the same tests on
+# CONFIG_PFSCALE_RACE_WINDOWS), check (make check's one boot: the race
+# tests widened on the atomic path, then on the stock path switched at run
+# time, with a third of their fixed times; guest/run/check), unpatched (the
+# same tests on
 # PFSCALE_STOCK_ART, the pristine 6.1 build of the test config: the
 # baseline, where the checks that need pfscale skip by
 # tests/expected-skips), none (no guest boot, the host tests only).
 # Default: stock,atomic,widened, and unpatched if PFSCALE_STOCK_ART is set
 # (make test sets it).
 # -O: boot without oops=panic (qemu/boot.sh -O).
+# PFSCALE_HOST_TESTS="NAME ...": only these tests/host/NAME.sh (make check);
+# the others are listed as not run, in a diagnostic line.
 #
 # What fails (tests/lib/tap-parse.sh is the parser, tests/lib/kernel-errors
 # the kernel error patterns, tests/expected-skips the skips that may pass):
@@ -96,7 +101,7 @@ backdated_stamp() {
 # the initramfs has (a test missing from the initramfs never ran).
 expected_programs() {
 	case $runlist in
-	tests|soak|widened)
+	tests|soak|widened|check)
 		{
 			cpio -it --quiet < "$initrd" 2>/dev/null |
 				sed -n 's|^pfscale/bin/\(t_[^/]*\)$|\1|p'
@@ -104,6 +109,7 @@ expected_programs() {
 		} | sort -u | tr '\n' ' '
 		[ "$runlist" = tests ] && echo vmselftests
 		[ "$runlist" = widened ] && echo race_windows
+		[ "$runlist" = check ] && echo race_windows to_stock
 		;;
 	esac
 }
@@ -151,6 +157,16 @@ for path in ${paths//,/ }; do
 			tally widened - < <("$parse" skip widened "race tests with widened race windows (kernel built without CONFIG_PFSCALE_RACE_WINDOWS)")
 		fi
 		;;
+	check)
+		if grep -qx 'CONFIG_PFSCALE_RACE_WINDOWS=y' "$art/.config"; then
+			saved=$runlist
+			runlist=check
+			boot_guest check "$art" "pfscale.atomic_pte=1 pfscale.race_window_us=${PFSCALE_RACE_WINDOW_US:-50} pfscale.quick=1"
+			runlist=$saved
+		else
+			tally check - < <("$parse" skip check "make check's boot (kernel built without CONFIG_PFSCALE_RACE_WINDOWS)")
+		fi
+		;;
 	unpatched)
 		if [ -f "${PFSCALE_STOCK_ART:-}/bzImage" ]; then
 			boot_guest unpatched "$PFSCALE_STOCK_ART" "$soakargs"
@@ -196,6 +212,10 @@ if [ -z "$soak$guest_only" ]; then
 	for t in "$top"/tests/host/*.sh; do
 		[ -e "$t" ] || continue
 		name=$(basename "$t" .sh)
+		if [ -n "${PFSCALE_HOST_TESTS:-}" ] && [[ " $PFSCALE_HOST_TESTS " != *" $name "* ]]; then
+			is_library "$t" || echo "      [host $name] not run (PFSCALE_HOST_TESTS: $PFSCALE_HOST_TESTS)"
+			continue
+		fi
 		if [ ! -x "$t" ]; then
 			is_library "$t" && continue
 			tally "host $name" - < <("$parse" skip "host $name" \
@@ -208,7 +228,8 @@ if [ -z "$soak$guest_only" ]; then
 		set +f
 		tstamp=$out/.host-$name-start
 		backdated_stamp "$tstamp"
-		PFSCALE_ART=$art PFSCALE_INITRD=$initrd PFSCALE_OUT=$out "$t" \
+		# Not the filter: the runner's own test runs tests/run.sh again.
+		env -u PFSCALE_HOST_TESTS PFSCALE_ART="$art" PFSCALE_INITRD="$initrd" PFSCALE_OUT="$out" "$t" \
 			> "$out/host-$name.out" 2>&1 < /dev/null
 		tally "host $name" "$out/host-$name.out" < <("$parse" host "host $name" "$out/host-$name.out" $?)
 		set -f

@@ -15,7 +15,7 @@ parse=$top/tests/lib/tap-parse.sh
 rec=$top/tests/lib/recorded
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..52"
+echo "1..54"
 
 # fails TEXT REGEX PARSER-ARGS...: the parser ($PARSER, default $parse)
 # exits non-zero and prints a FAIL line matching REGEX, and its end line
@@ -53,6 +53,24 @@ passes() {
 # The control: a real passing boot, two programs (2 x their checks, 2
 # program lines, the done marker, the kernel error scan).
 passes "a recorded passing boot passes" 17 guest stock "$rec/passing.log" 0 t_single t_debugfs
+
+# make check's boot (guest/run/check): a "phase" line tags the results that
+# follow with the path they ran on; a failure there names it.
+sed 's/^# pfscale-guest: running t_single\r\?$/# pfscale-guest: phase stock\n&/' \
+	"$rec/passing.log" >"$tmp/phases.log"
+res=$("$parse" guest check "$tmp/phases.log" 0 t_single t_debugfs)
+if grep -q '^PASS  \[check\] t_debugfs: reset <- 1 zeroes' <<<"$res" &&
+	grep -q '^PASS  \[check stock\] t_single: the faults took the stock path' <<<"$res" &&
+	! grep -q '^FAIL' <<<"$res"; then
+	echo "ok - runner: a phase line tags the results after it with its path"
+else
+	printf '%s\n' "$res" | grep -v '^      ' | sed 's/^/# /'
+	echo "not ok - runner: a phase line tags the results after it with its path"
+fi
+sed 's/^ok - t_single: the faults took the stock path/not &/' "$tmp/phases.log" >"$tmp/phases-fail.log"
+fails "a failure after a phase line names the phase" \
+	'\[check stock\] t_single: the faults took the stock path$' \
+	guest check "$tmp/phases-fail.log" 0 t_single t_debugfs
 
 fails "a program killed by SIGSEGV halfway" \
 	'\[stock\] h_fail:segv: exited with 139 \(killed by signal 11\); planned 4 checks, reported 2$' \

@@ -189,6 +189,15 @@ mode == "guest" && /^# pfscale-guest: programs( |$)/ {
 	next
 }
 
+# "phase NAME" (guest/run/check): the results from here on are on another
+# path of the same boot; their tag says which.
+mode == "guest" && /^# pfscale-guest: phase [^ ]+$/ {
+	if (inblock)
+		close_block("reported no exit status (the next phase started)")
+	tag = "[" label " " $NF "]"
+	next
+}
+
 mode == "guest" && /^# pfscale-guest: running / {
 	open_block($NF)
 	diag($0)
