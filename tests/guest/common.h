@@ -383,6 +383,27 @@ static inline int write_file(const char *path, const char *s)
 	return ret;
 }
 
+#define RACE_WINDOW_US "/sys/kernel/debug/pfscale/race_window_us"
+
+/*
+ * Widen the kernel's race windows to @us (a string), for a test whose race
+ * has not come in half of its time: only if they are off now (a widened
+ * boot keeps its own width), and 1 if they were widened, so that the test
+ * sets them back with race_windows_off() and says so in its check.
+ */
+static inline int race_windows_widen(const char *us)
+{
+	char was[16];
+
+	return read_file(RACE_WINDOW_US, was, sizeof(was)) > 0 && atoi(was) == 0 &&
+	       write_file(RACE_WINDOW_US, us) == 0;
+}
+
+static inline void race_windows_off(void)
+{
+	write_file(RACE_WINDOW_US, "0");
+}
+
 /*
  * make check's boot (pfscale.quick=1 on the kernel command line) runs each
  * race test twice, on both paths, in about the time make test gives one:

@@ -569,7 +569,7 @@ static int need_lost(int mode)
 	if (pfscale_atomic_pte() != 1)
 		return 0;
 	return mode == 1 ||
-	       (read_file("/sys/kernel/debug/pfscale/race_window_us", buf, sizeof(buf)) > 0 &&
+	       (read_file(RACE_WINDOW_US, buf, sizeof(buf)) > 0 &&
 		atol(buf) > 0);
 }
 

@@ -67,7 +67,6 @@
 #define RACE_SECS 30	/* at most, for either part */
 #define UNPOISON "/sys/kernel/debug/hwpoison/unpoison-pfn"
 #define UNMAP_ROUNDS 40
-#define WIDEN "/sys/kernel/debug/pfscale/race_window_us"
 #define WIDEN_US "50"
 #define KPF_HWPOISON 19
 
@@ -472,7 +471,6 @@ static void unmap_child(void *arg)
 	int fd = open("/proc/self/pagemap", O_RDONLY);
 	double t0 = now(), deadline;
 	pthread_t tid[64];
-	char was[16] = "";
 
 	(void)arg;
 	if (nspin < 1)
@@ -488,7 +486,7 @@ static void unmap_child(void *arg)
 	for (res->unmap_rounds = 0; res->unmap_rounds < UNMAP_ROUNDS &&
 	     (parked0 < 0 || res->unmap_parked == 0) && now() - t0 < RACE_SECS; res->unmap_rounds++) {
 		if (res->unmap_widened_at < 0 && parked0 >= 0 && res->unmap_rounds >= UNMAP_ROUNDS / 2 &&
-		    read_file(WIDEN, was, sizeof(was)) > 0 && atoi(was) == 0 && write_file(WIDEN, WIDEN_US) == 0)
+		    race_windows_widen(WIDEN_US))
 			res->unmap_widened_at = res->unmap_rounds;
 		spin_page = map_anon(PAGE);
 		madvise((void *)spin_page, PAGE, MADV_NOHUGEPAGE);
@@ -513,7 +511,7 @@ static void unmap_child(void *arg)
 			res->unmap_parked = pfscale_counter("parked_by_unmap") - parked0;
 	}
 	if (res->unmap_widened_at >= 0)
-		write_file(WIDEN, "0");
+		race_windows_off();
 	close(fd);
 	res->secs = now() - t0;
 	res->done = 1;

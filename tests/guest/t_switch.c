@@ -24,7 +24,6 @@
 #define ROUNDS 12
 #define SWITCH "/sys/kernel/debug/pfscale/atomic_pte"
 #define RACE_SECS 20
-#define WIDEN "/sys/kernel/debug/pfscale/race_window_us"
 #define WIDEN_US "20"
 
 static volatile int stop;
@@ -74,7 +73,6 @@ static void switching_race(void *unused)
 	long long moved = 0;
 	pthread_t sw;
 	double t0;
-	char widen_was[16] = "";
 	int widened = 0;
 
 	(void)unused;
@@ -87,13 +85,11 @@ static void switching_race(void *unused)
 		/* slot_value() keeps 16 bits of round: plenty. */
 		ok = race_round(PAGES, n, r, MADV_NOHUGEPAGE);
 		moved = pfscale_counter("locked_cmpxchg_lost") - lost0;
-		if (!moved && !widened && now() - t0 > RACE_SECS / 2 &&
-		    read_file(WIDEN, widen_was, sizeof(widen_was)) > 0 &&
-		    atoi(widen_was) == 0 && write_file(WIDEN, WIDEN_US) == 0)
+		if (!moved && !widened && now() - t0 > RACE_SECS / 2 && race_windows_widen(WIDEN_US))
 			widened = 1;
 	}
 	if (widened)
-		write_file(WIDEN, "0");
+		race_windows_off();
 	stop = 1;
 	pthread_join(sw, NULL);
 	write_file(SWITCH, boot ? "1" : "0");
