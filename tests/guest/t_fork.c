@@ -100,7 +100,7 @@ static void fork_race(void *unused)
 	t0 = now();
 	for (k = 0; k < n; k++)
 		pthread_create(&tid[k], NULL, faulter, (void *)(long)k);
-	for (f = 0; f < FORKS || (cow_parked == 0 && now() - t0 < RACE_SECS); f++) {
+	for (f = 0; f < fixed_count(FORKS) || (cow_parked == 0 && now() - t0 < RACE_SECS); f++) {
 		pid_t pid = fork();
 
 		if (pid == 0) {
