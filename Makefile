@@ -43,7 +43,7 @@ BENCH_FLOOR ?= 1
 # plugin's per-fault counts do not depend on the guest's speed
 BENCH_PASSES ?= $(if $(filter 1,$(BENCH_COST)),1)
 
-.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run check test test-kasan test-generic soak shell bench \
+.PHONY: all deps kernel kernel-test kernel-perf initramfs plugin run check series-builds test test-kasan test-generic soak shell bench \
 	debian-config clean
 all: run
 
@@ -192,6 +192,11 @@ broken: kernel-test $(BUILD)/initramfs.cpio
 	@missed=; for v in $$(tests/broken/check.sh --list); do \
 		tests/broken/check.sh $$v || missed="$$missed $$v"; done; \
 	if [ -n "$$missed" ]; then echo "not caught:$$missed"; exit 1; fi
+
+# Every prefix of patches/series builds: one incremental vmlinux build of
+# the test config per patch (scripts/series-builds.sh). Not in make test.
+series-builds: deps
+	scripts/series-builds.sh
 
 # Debian's own config (linux-config-6.1's config.amd64_none_amd64) with the
 # pfscale options on: both must survive olddefconfig, and the .c files the
