@@ -16,8 +16,8 @@ art=${1:?usage: check.sh ART INITRAMFS CPUS MB OUT} initrd=${2:?} cpus=${3:?} me
 cd "$PFSCALE_TOP" || exit 1
 mkdir -p "$out"
 hosts="runner decode bench-report"
-# sum_of NAME PATH...: the checksum of what NAME's host tests read, and
-# whether it changed since the last make check that passed.
+# changed NAME PATH...: does the checksum of what NAME's host tests read
+# differ from the one the last make check that passed recorded?
 declare -A sums
 changed() {
 	local name=$1 sum

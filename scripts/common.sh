@@ -7,6 +7,15 @@ PFSCALE_SRC_TARBALL=${PFSCALE_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 
 die() { echo "pfscale: $*" >&2; exit 1; }
 
+# git for the kernel trees in the cache (their commits need an identity).
+# shellcheck disable=SC2034 # used by the scripts that source this file
+gitc=(git -c user.name=pfscale -c user.email=pfscale@localhost -c advice.detachedHead=false)
+# The kernel builds' compiler: gcc, through ccache when it is installed.
+# shellcheck disable=SC2034
+kernel_cc=gcc
+# shellcheck disable=SC2034
+command -v ccache >/dev/null && kernel_cc="ccache gcc"
+
 # Stop a qemu/boot.sh started in the background and reap it. boot.sh runs
 # QEMU under timeout(1), which forwards TERM to QEMU.
 stop_boot() {

@@ -32,9 +32,6 @@ cfgver=$(dpkg-query -W -f '${Version}' linux-config-6.1 2>/dev/null || echo unkn
 src=$PFSCALE_CACHE/src-$ver
 wt=$PFSCALE_CACHE/debian-$ver
 obj=$PFSCALE_CACHE/build-$ver-debian
-gitc=(git -c user.name=pfscale -c user.email=pfscale@localhost -c advice.detachedHead=false)
-cc=gcc
-command -v ccache >/dev/null && cc="ccache gcc"
 want=(CONFIG_PFSCALE_STATS CONFIG_PFSCALE_ATOMIC_PTE)
 
 series_files() {
@@ -146,7 +143,7 @@ xzcat "$debian_config" > "$obj/debian.config"
 	echo 'CONFIG_MODULE_SIG_KEY="certs/signing_key.pem"'
 	for s in "${want[@]}"; do echo "$s=y"; done
 } > "$obj/.config"
-make -s -C "$wt" O="$obj" CC="$cc" olddefconfig >/dev/null
+make -s -C "$wt" O="$obj" CC="$kernel_cc" olddefconfig >/dev/null
 "$wt/scripts/diffconfig" "$obj/debian.config" "$obj/.config" > "$obj/debian-config.changes" || true
 say "olddefconfig on Debian's config ($cfgver) took $(secs "$config_start" "$(date +%s.%N)")s;" \
 	"it changed $(grep -vc '^+PFSCALE_' "$obj/debian-config.changes") symbols besides the pfscale ones" \
@@ -258,7 +255,7 @@ objs=("${cfiles[@]/%.c/.o}")
 
 prep_start=$(date +%s.%N)
 note "make prepare (Debian's config) in $obj"
-if ! make -C "$wt" O="$obj" -j2 CC="$cc" prepare > "$obj/debian-prepare.log" 2>&1; then
+if ! make -C "$wt" O="$obj" -j2 CC="$kernel_cc" prepare > "$obj/debian-prepare.log" 2>&1; then
 	tail -30 "$obj/debian-prepare.log" >&2
 	die "make prepare failed with Debian's config ($obj/debian-prepare.log)"
 fi
@@ -271,7 +268,7 @@ for o in "${objs[@]}"; do rm -f "$obj/$o"; done
 note "compiling ${objs[*]}"
 comp_start=$(date +%s.%N)
 status=0
-make -k -C "$wt" O="$obj" -j2 CC="$cc" "${objs[@]}" > "$obj/debian-compile.log" 2>&1 || status=$?
+make -k -C "$wt" O="$obj" -j2 CC="$kernel_cc" "${objs[@]}" > "$obj/debian-compile.log" 2>&1 || status=$?
 comp_time=$(secs "$comp_start" "$(date +%s.%N)")
 warnings=$(grep -c 'warning:' "$obj/debian-compile.log") || true
 errors=$(grep -c 'error:' "$obj/debian-compile.log") || true

@@ -47,7 +47,6 @@ fi
 src=$PFSCALE_CACHE/src-$ver
 am=$PFSCALE_CACHE/am-$ver
 obj=$PFSCALE_CACHE/build-$ver-$flavour
-gitc=(git -c user.name=pfscale -c user.email=pfscale@localhost -c advice.detachedHead=false)
 
 if [ ! -d "$src/.git" ]; then
 	note "unpacking $PFSCALE_SRC_TARBALL into $src"
@@ -113,11 +112,9 @@ if [ "$(cat "$obj/.pfscale-config" 2>/dev/null)" != "$cfgkey-$target" ]; then
 	echo "$cfgkey-$target" > "$obj/.pfscale-config"
 fi
 
-cc=gcc
-command -v ccache >/dev/null && cc="ccache gcc"
 note "building $flavour kernel ($ver, key $key) in $obj"
 start=$(date +%s)
-make -s -C "$tree" O="$obj" -j"$(nproc)" CC="$cc" KBUILD_BUILD_TIMESTAMP="2004-12-01 00:00 UTC" \
+make -s -C "$tree" O="$obj" -j"$(nproc)" CC="$kernel_cc" KBUILD_BUILD_TIMESTAMP="2004-12-01 00:00 UTC" \
 	KBUILD_BUILD_USER=pfscale KBUILD_BUILD_HOST=pfscale bzImage scripts_gdb
 note "kernel build took $(( $(date +%s) - start ))s"
 

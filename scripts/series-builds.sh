@@ -22,9 +22,6 @@ ver=$(linux_source_version)
 src=$PFSCALE_CACHE/src-$ver
 wt=$PFSCALE_CACHE/series-$ver
 obj=$PFSCALE_CACHE/build-$ver-series
-gitc=(git -c user.name=pfscale -c user.email=pfscale@localhost -c advice.detachedHead=false)
-cc=gcc
-command -v ccache >/dev/null && cc="ccache gcc"
 
 # The test flavour's config, as scripts/kernel.sh makes it.
 art=$("$PFSCALE_TOP/scripts/kernel.sh" test) || die "could not build the test kernel"
@@ -52,8 +49,8 @@ for p in "${patches[@]}"; do
 	cp "$art/.config" "$obj/.config"
 	start=$(date +%s)
 	note "series-builds: building with $p"
-	if make -s -C "$wt" O="$obj" CC="$cc" olddefconfig >/dev/null 2>"$obj/build.err" &&
-		make -s -C "$wt" O="$obj" -j"$(nproc)" CC="$cc" vmlinux >/dev/null 2>>"$obj/build.err"; then
+	if make -s -C "$wt" O="$obj" CC="$kernel_cc" olddefconfig >/dev/null 2>"$obj/build.err" &&
+		make -s -C "$wt" O="$obj" -j"$(nproc)" CC="$kernel_cc" vmlinux >/dev/null 2>>"$obj/build.err"; then
 		echo "ok - series-builds: $p builds on the ones before it ($(($(date +%s) - start)) s, $(grep -c 'warning:' "$obj/build.err") warnings)"
 		grep 'warning:' "$obj/build.err" | head -5 | sed 's/^/# /'
 	else
