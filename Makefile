@@ -110,7 +110,7 @@ $(HOST_TSC_KHZ): qemu/host-tsc-khz.c | deps
 # from: it depends on the path file (not the phony kernel-test, which would
 # rebuild it on every make run/test), and on the selftests' build script.
 initramfs: $(BUILD)/initramfs.cpio
-$(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/*) scripts/initramfs.sh \
+$(BUILD)/initramfs.cpio: $(GUEST_PROGS) guest/init $(wildcard guest/run/* guest/lib/*) scripts/initramfs.sh \
 		tests/selftests/build.sh $(BUILD)/kernel-test.path
 	tests/selftests/build.sh $$(cat $$(cat $(BUILD)/kernel-test.path)/source) $(BUILD)/selftests \
 		> $(BUILD)/selftests.list

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build the guest initramfs (uncompressed newc cpio) from busybox-static,
-# guest/init, guest/run/* and the static guest programs given as arguments.
+# guest/init, guest/run/*, guest/lib/* and the static guest programs given
+# as arguments.
 #
 #   scripts/initramfs.sh OUT.cpio [PROGRAM...]
 #
@@ -27,7 +28,7 @@ gcc -O2 -o "$gen" "$src/usr/gen_init_cpio.c"
 spec=$work/spec
 {
 	for d in /bin /sbin /usr /usr/bin /usr/sbin /proc /sys /dev /tmp /etc /pfscale \
-		/pfscale/bin /pfscale/run /root; do
+		/pfscale/bin /pfscale/run /pfscale/lib /root; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -39,6 +40,10 @@ spec=$work/spec
 	echo "file /init $PFSCALE_TOP/guest/init 0755 0 0"
 	for r in "$PFSCALE_TOP"/guest/run/*; do
 		echo "file /pfscale/run/$(basename "$r") $r 0755 0 0"
+	done
+	# Sourced by the run scripts, not run: not in /pfscale/run.
+	for l in "$PFSCALE_TOP"/guest/lib/*; do
+		echo "file /pfscale/lib/$(basename "$l") $l 0644 0 0"
 	done
 	for p in "$@"; do
 		echo "file /pfscale/bin/$(basename "$p") $p 0755 0 0"
