@@ -22,31 +22,111 @@
  * parked_by_madvise_free counter: the parking site is in the marker).
  * mprotect holds mmap_lock for writing: no fault runs inside its
  * change_pte_range().
+ *
+ * MADV_FREE + reclaim: the zapper marks the range lazily freed (a zap: a
+ * page written before it may read 0 afterwards), then MADV_PAGEOUT
+ * reclaims it, outside the zap: try_to_unmap_one() parks each PTE and
+ * discards a lazily freed page nobody wrote since (its writes read 0
+ * later, legally), or, when a writer dirtied it after MADV_FREE, restores
+ * the PTE over the park and makes the page swap-backed again; a write made
+ * after MADV_FREE returned must never read 0. Writers write the second
+ * half of the pages only every SPARSE_EVERY passes, so that reclaim finds
+ * some of them clean. Evidence of both branches, from every other round's
+ * snapshot of the pages lazily freed just before MADV_PAGEOUT (pagemap,
+ * kpageflags): pages unmapped after it (discarded; and writes read back 0,
+ * which only a discard explains here: NUMA balancing may migrate a page,
+ * with its contents), and pages at the same PFN, swap-backed again
+ * (restored). Faults that met try_to_unmap_one()'s park are shown, not
+ * required (reclaim defers its TLB flush: see t_swap).
  */
 #include <signal.h>
 #include <time.h>
+#include <linux/kernel-page-flags.h>
 #include "common.h"
 
 #define PAGES 512
 #define SECONDS 3
 #define RACE_SECS 20
 #define FLUSH_EVERY 16	/* pages a writer writes between TLB flushes */
+#define SPARSE_EVERY 256	/* MADV_FREE + reclaim: passes per write, second half */
 
 static struct slot_race race;
 
 static long mprotect_errors;
 static int mode;
 static const char *const modes[] = { "MADV_DONTNEED", "MADV_FREE", "munmap+mmap",
-				     "mprotect (PROT_EXEC toggled) + MADV_DONTNEED of half" };
+				     "mprotect (PROT_EXEC toggled) + MADV_DONTNEED of half",
+				     "MADV_FREE + MADV_PAGEOUT" };
+#define NMODES ((int)(sizeof(modes) / sizeof(modes[0])))
+#define MODE_FREE_RECLAIM 4
+
+/* MADV_FREE + reclaim: lazily freed pages reclaim discarded and restored. */
+static long discarded, restored, snapshots;
+
+/*
+ * Each page's PFN if it is mapped and lazily freed (an anonymous page no
+ * longer swap-backed), else 0; with @before, count the pages of @before
+ * that reclaim discarded (unmapped now) and restored (mapped at the same
+ * PFN, swap-backed again).
+ */
+static void lazy_pages(char *base, uint64_t *pfn, const uint64_t *before)
+{
+	static uint64_t e[PAGES];
+	int pm = open("/proc/self/pagemap", O_RDONLY), kpf = open("/proc/kpageflags", O_RDONLY);
+	long i;
+	uint64_t f;
+
+	if (pm < 0 || kpf < 0 ||
+	    pread(pm, e, sizeof(e), (uintptr_t)base / PAGE * 8) != sizeof(e))
+		tap_bail("lazy_pages: pagemap, kpageflags");
+	for (i = 0; i < PAGES; i++) {
+		uint64_t p = (e[i] & PM_PRESENT) ? e[i] & PM_PFN : 0;
+
+		f = 0;
+		if (p && pread(kpf, &f, 8, p * 8) != 8)
+			tap_bail("pread kpageflags");
+		if (!before)
+			pfn[i] = (f & (1ULL << KPF_ANON)) && !(f & (1ULL << KPF_SWAPBACKED)) ? p : 0;
+		else if (before[i] && !p)
+			__atomic_add_fetch(&discarded, 1, __ATOMIC_RELAXED);
+		else if (before[i] && p == before[i] && (f & (1ULL << KPF_SWAPBACKED)))
+			__atomic_add_fetch(&restored, 1, __ATOMIC_RELAXED);
+	}
+	close(pm);
+	close(kpf);
+}
+
+/*
+ * MADV_FREE (a zap), then reclaim. MADV_PAGEOUT of a page outside the
+ * range first drains this CPU's lazy-free batch (lru_add_drain()), so the
+ * snapshot sees the pages MADV_FREE marked.
+ */
+static void free_and_reclaim(char *base, size_t len, char *drain)
+{
+	static uint64_t lazy[PAGES];
+	int snapshot = race.zaps % 2;
+
+	slot_race_zap_begin(&race, 0);
+	madvise(base, len, MADV_FREE);
+	slot_race_zap_end(&race, 0);
+	if (snapshot) {
+		madvise(drain, PAGE, MADV_PAGEOUT);
+		lazy_pages(base, lazy, NULL);
+	}
+	madvise(base, len, MADV_PAGEOUT);
+	if (snapshot) {
+		lazy_pages(base, NULL, lazy);
+		snapshots++;
+	}
+}
 
 /* The zap of each mode, between the zap generations of what it drops. */
 static void *zapper(void *p)
 {
 	size_t len = PAGES * PAGE;
-	char *base = race.base;
+	char *base = race.base, *drain = p;
 	int exec = 0;
 
-	(void)p;
 	while (!race.stop) {
 		switch (mode) {
 		case 0:
@@ -76,6 +156,9 @@ static void *zapper(void *p)
 			madvise(base, len / 2, MADV_DONTNEED);
 			slot_race_zap_end(&race, 0);
 			break;
+		case MODE_FREE_RECLAIM:
+			free_and_reclaim(base, len, drain);
+			break;
 		}
 		usleep(200);
 	}
@@ -85,7 +168,7 @@ static void *zapper(void *p)
 /* One mode's race (the global mode), then the racing process's RSS views. */
 static void zap_race(void *np)
 {
-	int n = *(int *)np, flush = mode == 1;
+	int n = *(int *)np, flush = mode == 1 || mode == MODE_FREE_RECLAIM;
 	long present, zero_mapped, rss;
 	size_t len = PAGES * PAGE;
 	char *guarded;
@@ -93,6 +176,7 @@ static void zap_race(void *np)
 	struct tlb_flushers flushers = { 0 };
 	struct parked_mark parked;
 	long long freed;
+	char *drain = map_anon(PAGE);
 	pthread_t zap;
 	double t0;
 
@@ -108,11 +192,13 @@ static void zap_race(void *np)
 	race.chunks = mode == 3 ? 2 : 1;
 	race.zappable = mode == 1 ? 0 : 1;
 	race.flush_every = flush ? FLUSH_EVERY : 0;
+	race.sparse_every = mode == MODE_FREE_RECLAIM ? SPARSE_EVERY : 0;
 	mprotect_errors = 0;
+	drain[0] = 1;
 	parked_mark(&parked);
 	t0 = now();
 	slot_race_start(&race, n);
-	if (pthread_create(&zap, NULL, zapper, NULL))
+	if (pthread_create(&zap, NULL, zapper, drain))
 		tap_bail("pthread_create");
 	/*
 	 * Until a writer read back a zapped write (which takes a second pass
@@ -127,6 +213,9 @@ static void zap_race(void *np)
 	       (now() - t0 < fixed_secs(SECONDS) ||
 		(!slot_race_load(&race.bad) &&
 		 !(mode == 1 ? parked_since(&parked.sites, "madvise_free") != 0 :
+		   mode == MODE_FREE_RECLAIM ? slot_race_load(&race.zeros) > 0 &&
+					       slot_race_load(&discarded) > 0 &&
+					       slot_race_load(&restored) > 0 :
 			       slot_race_load(&race.zeros) > 0))));
 	race.stop = 1;
 	pthread_join(zap, NULL);
@@ -143,7 +232,18 @@ static void zap_race(void *np)
 		  "%d writers racing %s (%ld zaps, %ld passes): %ld lost writes, %ld in the last read, %ld read otherwise from another CPU, %ld failed mprotects; rss %ld == present %ld (+%ld zero page)",
 		  n, modes[mode], race.zaps, race.passes, race.bad, race.final_bad,
 		  race.cross_bad, mprotect_errors, rss, present, zero_mapped);
-	if (mode != 1)
+	if (mode == MODE_FREE_RECLAIM) {
+		tap_check(discarded > 0 && race.zeros > 0,
+			  "race reproduced: reclaim discarded %ld clean lazily freed pages under %d writers (%ld rounds looked), %ld writes read back 0 (%.1f s)%s",
+			  discarded, n, snapshots, race.zeros, now() - t0,
+			  discarded > 0 && race.zeros > 0 ? "" : ": race not reproduced");
+		tap_check(restored > 0,
+			  "race reproduced: reclaim restored %ld lazily freed pages redirtied after MADV_FREE under %d writers (same PFN, swap-backed again; %ld rounds looked) (%.1f s)%s",
+			  restored, n, snapshots, now() - t0, restored ? "" : ": race not reproduced");
+		tap_diag("%s: %lld faults met a PTE parked by try_to_unmap_one (%s path; writers flushed their TLB %ld times)",
+			 modes[mode], parked_since(&parked.sites, "unmap"), pfscale_path(),
+			 flushers.flushes);
+	} else if (mode != 1)
 		tap_check(race.zeros > 0, "race reproduced: writers racing %s read %ld zapped writes back as 0 (%.1f s)%s",
 			  modes[mode], race.zeros, now() - t0,
 			  race.zeros ? "" : ": race not reproduced");
@@ -158,6 +258,7 @@ static void zap_race(void *np)
 	snprintf(what, sizeof(what), "after the %s races", modes[mode]);
 	rss_agree_check(what);
 	munmap(guarded, len + 2 * PAGE);
+	munmap(drain, PAGE);
 }
 
 int main(int argc, char **argv)
@@ -170,10 +271,11 @@ int main(int argc, char **argv)
 		n = SLOT_RACE_WRITERS;
 	/*
 	 * Per mode, in a forked child under the leak watch: a content check,
-	 * a race check, the RSS views; then the leak checks.
+	 * a race check (two for MADV_FREE + reclaim), the RSS views; then the
+	 * leak checks.
 	 */
-	tap_plan(4 + 4 + 4 + 4 * LEAK_CHECKS);
-	for (mode = 0; mode < 4; mode++)
+	tap_plan(NMODES + NMODES + 1 + NMODES + NMODES * LEAK_CHECKS);
+	for (mode = 0; mode < NMODES; mode++)
 		leak_watched(modes[mode], zap_race, &n);
 	return tap_exit();
 }
