@@ -13,7 +13,8 @@
 # link), then reverted; the next kernel build recompiles that file.
 # Prints each boot's TAP failures; exits 0 if a boot failed the check meant
 # for the variant (a failed check matching its EXPECT), i.e. the variant was
-# caught by that check; 1 if not; 2 on a usage error. Either boot: widening
+# caught by that check, and the same check passed on the unbroken kernel on
+# the same path (the negative control, below); 1 if not; 2 on a usage error. Either boot: widening
 # slows the racers too (a NUMA hinting scan's window is met more often by
 # the plain boot's faster writers). The
 # last line names the variant and the check. --list: every variant's name,
@@ -67,7 +68,7 @@ revert
 trap - EXIT
 flock -u 9
 
-caught=0
+caught=
 for mode in plain widened; do
 	args="pfscale.test=$tests pfscale.atomic_pte=1"
 	[ $mode = widened ] && args="$args pfscale.race_window_us=$us"
@@ -78,11 +79,32 @@ for mode in plain widened; do
 	meant=$(grep '^not ok' "$log" | grep -cE -- "$expect")
 	echo "$name, $mode ($args): $fails failed checks, $meant of them the check meant for it"
 	grep '^not ok' "$log" | head -5
-	[ "$meant" != 0 ] && caught=1
+	[ "$meant" != 0 ] && [ -z "$caught" ] && caught=$mode caught_args=$args
 done
-if [ $caught = 1 ]; then
-	echo "$name: caught by the check meant for it (/$expect/)"
-else
+if [ -z "$caught" ]; then
 	echo "$name: NOT caught by the check meant for it (/$expect/)"
+	exit 1
 fi
-[ $caught = 1 ]
+
+# The negative control: the check meant for the variant passes on the
+# unbroken kernel on the same path (the atomic one; widened or not), or a
+# failure of it says nothing about the variant. PFSCALE_BROKEN_CONTROL=DIR:
+# a make test output directory whose atomic-console.log and
+# widened-console.log (the same path and race_window_us) serve as the
+# control; otherwise the unbroken test kernel is booted with the same
+# arguments.
+control_log=${PFSCALE_BROKEN_CONTROL:+$PFSCALE_BROKEN_CONTROL/$([ "$caught" = plain ] && echo atomic || echo widened)-console.log}
+# (a log of that run: newer than its start stamp, tests/run.sh)
+if [ -z "$control_log" ] || ! [ "$control_log" -nt "$PFSCALE_BROKEN_CONTROL/.run-start" ]; then
+	control_log=$out/$name-control-$caught.log
+	"$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 4 -t 900 \
+		-r one -a "$caught_args" -l "$control_log" >/dev/null
+fi
+passed=$(grep '^ok ' "$control_log" | grep -cE -- "$expect")
+failed=$(grep '^not ok' "$control_log" | grep -cE -- "$expect")
+echo "$name, control: the unbroken kernel ($caught, $control_log): the check meant for it passed $passed times, failed $failed"
+if [ "$passed" = 0 ] || [ "$failed" != 0 ]; then
+	echo "$name: the check meant for it does not pass on the unbroken kernel (/$expect/): no catch"
+	exit 1
+fi
+echo "$name: caught by the check meant for it (/$expect/), which passes on the unbroken kernel"
