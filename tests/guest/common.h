@@ -1164,26 +1164,32 @@ static inline void slot_race_check(const char *name, int status, const struct sl
 }
 
 struct mem_level {
-	long anon_kb, pt_kb;
+	long anon_kb, pt_kb, mlocked_kb;
 	long long lru_anon;	/* pages on the anon LRU lists */
 };
 
-/* AnonPages, PageTables and the anon LRU size after mm_quiesce(). */
+/*
+ * AnonPages, PageTables, Mlocked (a page mlocked by a fault that lost its
+ * race and never munlocked stays counted) and the anon LRU size after
+ * mm_quiesce().
+ */
 static inline void mem_level(struct mem_level *l)
 {
 	mm_quiesce();
 	l->anon_kb = meminfo_kb("AnonPages");
 	l->pt_kb = meminfo_kb("PageTables");
+	l->mlocked_kb = meminfo_kb("Mlocked");
 	l->lru_anon = vmstat_value("nr_inactive_anon") + vmstat_value("nr_active_anon");
 }
 
 static inline int mem_level_same(const struct mem_level *b, const struct mem_level *a)
 {
-	return a->anon_kb == b->anon_kb && a->pt_kb == b->pt_kb && a->lru_anon == b->lru_anon;
+	return a->anon_kb == b->anon_kb && a->pt_kb == b->pt_kb &&
+	       a->mlocked_kb == b->mlocked_kb && a->lru_anon == b->lru_anon;
 }
 
 /* The checks of the levels (LEVEL_CHECKS): each exactly back to @b's. */
-#define LEVEL_CHECKS 3
+#define LEVEL_CHECKS 4
 static inline void mem_level_check(const struct mem_level *b,
 				   const struct mem_level *a, const char *what)
 {
@@ -1196,6 +1202,9 @@ static inline void mem_level_check(const struct mem_level *b,
 	tap_check(a->lru_anon == b->lru_anon,
 		  "%s: anon LRU back to its level after the mm is gone, batches drained (%lld -> %lld pages)",
 		  what, b->lru_anon, a->lru_anon);
+	tap_check(a->mlocked_kb == b->mlocked_kb,
+		  "%s: Mlocked back to its level after the mm is gone (%ld kB -> %ld kB)",
+		  what, b->mlocked_kb, a->mlocked_kb);
 }
 
 /*

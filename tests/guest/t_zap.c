@@ -172,7 +172,7 @@ static void zap_race(void *np)
 	long present, zero_mapped, rss;
 	size_t len = PAGES * PAGE;
 	char *guarded;
-	char what[64];
+	char what[128];
 	struct tlb_flushers flushers = { 0 };
 	struct parked_mark parked;
 	long long freed;
