@@ -16,6 +16,17 @@
  * forked child under the exact leak watch (leak_watched()): a loser that
  * skipped its rmap removal or its put_page() would leave the anon LRU or
  * AnonPages above their level.
+ *
+ * Then the switch flips under the other writers of PTEs: the slot race of
+ * common.h over one PTE table while a zapper alternates MADV_DONTNEED and
+ * MADV_FREE + MADV_PAGEOUT (zaps and reclaim), or, over a MADV_HUGEPAGE
+ * region, a fresh mapping in its place (its PTE table freed, the writers'
+ * next fault maps a THP: THP is "always" for that part) and MADV_DONTNEED
+ * of its first chunk (a split). Faults that began on one path finish
+ * beside zaps and parks decided under the other. Each part races
+ * fixed_secs(3) at least and until the switch flipped both ways with
+ * faults on both paths, zaps, and a reclaim or a THP split seen (RACE_SECS
+ * at most); a write lost, or that evidence missing, fails.
  */
 #include <time.h>
 #include "common.h"
@@ -25,6 +36,7 @@
 #define SWITCH "/sys/kernel/debug/pfscale/atomic_pte"
 #define RACE_SECS 20
 #define WIDEN_US "20"
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
 
 static volatile int stop;
 
@@ -106,6 +118,117 @@ static void switching_race(void *unused)
 	rss_agree_check("after the switching race");
 }
 
+/* ---- the switch flipped under zaps, reclaim and THP splits ---------- */
+
+enum { UNDER_ZAP_RECLAIM, UNDER_THP, NUNDER };
+static const char *const unders[] = { "zaps and reclaim", "THP faults and splits" };
+static struct slot_race race;
+static int under;
+static long reclaims, thp_splits;
+
+/* MADV_DONTNEED or MADV_FREE of the whole region: a zap of every chunk. */
+static void zap_all(int advice)
+{
+	long c;
+
+	for (c = 0; c < race.chunks; c++)
+		slot_race_zap_begin(&race, c);
+	madvise(race.base, race.pages * PAGE, advice);
+	for (c = 0; c < race.chunks; c++)
+		slot_race_zap_end(&race, c);
+}
+
+static void *under_zapper(void *p)
+{
+	long round, chunk_len = race.pages / race.chunks * PAGE;
+
+	(void)p;
+	for (round = 0; !race.stop; round++) {
+		if (round % 2 && under == UNDER_THP) {
+			/* A fresh VMA: its PTE table is freed, so the next fault maps a THP. */
+			long c;
+
+			for (c = 0; c < race.chunks; c++)
+				slot_race_zap_begin(&race, c);
+			mmap(race.base, race.pages * PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			madvise(race.base, race.pages * PAGE, MADV_HUGEPAGE);
+			for (c = 0; c < race.chunks; c++)
+				slot_race_zap_end(&race, c);
+		} else if (round % 2) {
+			zap_all(MADV_DONTNEED);
+		} else if (under == UNDER_ZAP_RECLAIM) {
+			zap_all(MADV_FREE);
+			madvise(race.base, race.pages * PAGE, MADV_PAGEOUT);
+			reclaims++;
+		} else {
+			/* A THP the writers' faults mapped, split by a partial zap. */
+			if (smaps_field(race.base, "AnonHugePages") == race.pages)
+				thp_splits++;
+			slot_race_zap_begin(&race, 0);
+			madvise(race.base, chunk_len, MADV_DONTNEED);
+			slot_race_zap_end(&race, 0);
+		}
+		usleep(2000);
+	}
+	return NULL;
+}
+
+static void switching_under(void *unused)
+{
+	int n = 2 * ncpus(), boot = pfscale_atomic_pte();
+	long long locked0 = pfscale_counter("anon_fault_locked");
+	long long atomic0 = pfscale_counter("anon_fault_atomic");
+	long long locked = 0, atomic = 0;
+	const char *name = unders[under];
+	pthread_t sw, zap;
+	long done;
+	double t0;
+	int evidence = 0;
+
+	(void)unused;
+	if (n > SLOT_RACE_WRITERS)
+		n = SLOT_RACE_WRITERS;
+	race.base = map_one_table();
+	if (under == UNDER_THP)
+		madvise(race.base, 2UL << 20, MADV_HUGEPAGE);
+	race.pages = 512;
+	race.chunks = SLOT_RACE_CHUNKS;
+	race.zappable = SLOT_RACE_CHUNKS;
+	t0 = now();
+	slot_race_start(&race, n);
+	if (pthread_create(&sw, NULL, switcher, NULL) ||
+	    pthread_create(&zap, NULL, under_zapper, NULL))
+		tap_bail("pthread_create");
+	do {
+		usleep(100 * 1000);
+		locked = pfscale_counter("anon_fault_locked") - locked0;
+		atomic = pfscale_counter("anon_fault_atomic") - atomic0;
+		done = under == UNDER_ZAP_RECLAIM ? reclaims : thp_splits;
+		evidence = flips >= 2 && locked > 0 && atomic > 0 &&
+			   slot_race_load(&race.zaps) > 0 && done > 0;
+	} while (now() - t0 < RACE_SECS && (now() - t0 < fixed_secs(3) || !evidence));
+	stop = 1;
+	pthread_join(sw, NULL);
+	race.stop = 1;
+	pthread_join(zap, NULL);
+	slot_race_finish(&race);
+	write_file(SWITCH, boot ? "1" : "0");
+	if (race.first_bad[0])
+		tap_diag("switching under %s: first lost write: %s", name, race.first_bad);
+	tap_check(race.bad == 0 && race.final_bad == 0 && race.cross_bad == 0 && race.passes > 0,
+		  "switching under %s: %d writers, %ld passes (%.1f s): %ld lost writes while racing, %ld in the last read, %ld read otherwise from another CPU (%ld zapped writes, legal)",
+		  name, n, race.passes, now() - t0, race.bad, race.final_bad, race.cross_bad,
+		  race.zeros);
+	tap_check(evidence,
+		  "switching under %s: race reproduced: the switch flipped %ld times (both ways: 2 at least) while faults ran on both paths (anon_fault_locked +%lld, anon_fault_atomic +%lld) beside %ld zaps and %ld %s%s",
+		  name, flips, locked, atomic, race.zaps, done,
+		  under == UNDER_ZAP_RECLAIM ? "MADV_FREE + MADV_PAGEOUT reclaims" : "THPs split",
+		  evidence ? "" : ": race not reproduced");
+	tap_check(pfscale_atomic_pte() == boot, "switching under %s: the switch is back where it started (%d)",
+		  name, boot);
+}
+
 int main(int argc, char **argv)
 {
 	tap_init(argv[0]);
@@ -115,7 +238,27 @@ int main(int argc, char **argv)
 		tap_skip("switching the fault path under load (no atomic_pte in this kernel)");
 		return tap_exit();
 	}
-	tap_plan(4 + LEAK_CHECKS);
+	tap_plan(4 + LEAK_CHECKS + NUNDER * (3 + LEAK_CHECKS));
 	leak_watched("switching race", switching_race, NULL);
+	for (under = 0; under < NUNDER; under++) {
+		char what[64], thp[128] = "";
+
+		snprintf(what, sizeof(what), "switching under %s", unders[under]);
+		/*
+		 * THP "always" for the THP part: the writers fault a fresh
+		 * mapping before the zapper's MADV_HUGEPAGE reaches it.
+		 */
+		if (under == UNDER_THP && read_file(THP_ENABLED, thp, sizeof(thp)) > 0)
+			write_file(THP_ENABLED, "always");
+		leak_watched(what, switching_under, NULL);
+		if (thp[0]) {
+			char *sel = strchr(thp, '['), *end = sel ? strchr(sel, ']') : NULL;
+
+			if (end) {
+				*end = 0;
+				write_file(THP_ENABLED, sel + 1);
+			}
+		}
+	}
 	return tap_exit();
 }
