@@ -35,6 +35,20 @@
  *    After the last pass every page must be present, none swapped, and
  *    smaps must agree.
  *
+ * 3. Swap entries taken away under swap-ins, in a forked child per mode:
+ *    rounds of a region paged out (as in 1) that 2 x CPUs readers read
+ *    back in the same order while another thread, released by the same
+ *    barrier, zaps it with MADV_DONTNEED (zap_pte_range()'s swap-entry
+ *    branch outside exit: free_swap_and_cache() against do_swap_page()) or
+ *    swaps the device off (try_to_unuse() swaps every entry in and maps it
+ *    with unuse_pte(), beside the readers' own swap-ins; swapon again
+ *    after). A read must give the page's pattern, or 0 once the zap began;
+ *    after swapoff every page is present with its pattern. Evidence: a
+ *    round whose readers read patterns and zeros both (the zap passed the
+ *    region while they swapped it in); a round in which the readers took
+ *    major faults for some pages but not all, so that swapoff swapped in
+ *    the rest. Rounds go on until one did (RACE_SECS at most).
+ *
  * The swap-in rounds go on past ROUNDS until swapin_lost moved (at most
  * RACE_SECS seconds): "race not reproduced" is a failure of its own.
  *
@@ -371,6 +385,151 @@ static void reclaim_child(void *arg)
 	r->done = 1;
 }
 
+/* Part 3: swap entries zapped or swapped off under the readers' swap-ins. */
+enum { TAKE_ZAP, TAKE_SWAPOFF, NTAKE };
+static const char *const takes[] = { "MADV_DONTNEED", "swapoff" };
+static int take_begun;
+static long take_pattern, take_zero;
+static int take_errno;
+
+static void *take_reader(void *p)
+{
+	long i, wrong = 0, pat = 0, zero = 0;
+
+	(void)p;
+	pthread_barrier_wait(&bar);
+	for (i = 0; i < PAGES; i++) {
+		/* The flag after the value: a 0 read means the zap had begun. */
+		uint64_t v = *(volatile uint64_t *)(base + i * PAGE);
+		int begun = __atomic_load_n(&take_begun, __ATOMIC_ACQUIRE);
+
+		if (v == (MAGIC | i))
+			pat++;
+		else if (v == 0 && begun)
+			zero++;
+		else
+			wrong++;
+	}
+	__sync_fetch_and_add(&bad, wrong);
+	__sync_fetch_and_add(&take_pattern, pat);
+	__sync_fetch_and_add(&take_zero, zero);
+	return NULL;
+}
+
+static void *taker(void *p)
+{
+	int mode = *(int *)p;
+
+	pthread_barrier_wait(&bar);
+	__atomic_store_n(&take_begun, 1, __ATOMIC_SEQ_CST);
+	if (mode == TAKE_ZAP)
+		madvise(base, PAGES * PAGE, MADV_DONTNEED);
+	else if (swapoff(SWAP_DEV))
+		take_errno = errno;
+	return NULL;
+}
+
+struct take_result {
+	int n, mode, rounds, raced, done;
+	long bad, not_out, after_bad;
+	long long majflt;	/* the raced round's, or the last one's */
+};
+
+static void take_child(void *arg)
+{
+	struct take_result *t = arg;
+	size_t len = PAGES * PAGE;
+	double t0 = now();
+	int r, k;
+
+	for (r = 0; r < fixed_count(4) || (!t->raced && now() - t0 < RACE_SECS); r++) {
+		pthread_t tid[65];
+		struct rusage ru0, ru1;
+		long i, out;
+
+		base = map_anon(len);
+		madvise(base, len, MADV_NOHUGEPAGE);
+		for (i = 0; i < PAGES; i++)
+			*(uint64_t *)(base + i * PAGE) = MAGIC | i;
+		madvise(base, len, MADV_PAGEOUT);
+		for (k = 0; (out = pagemap_count(base, len, PM_SWAPPED)) < PAGES && k < 3; k++)
+			on_each_cpu_call(page_out, NULL);
+		t->not_out += PAGES - out;
+		bad = take_pattern = take_zero = 0;
+		__atomic_store_n(&take_begun, 0, __ATOMIC_SEQ_CST);
+		pthread_barrier_init(&bar, NULL, t->n + 1);
+		getrusage(RUSAGE_SELF, &ru0);
+		for (k = 0; k < t->n; k++)
+			if (pthread_create(&tid[k], NULL, take_reader, NULL))
+				tap_bail("pthread_create");
+		if (pthread_create(&tid[t->n], NULL, taker, &t->mode))
+			tap_bail("pthread_create");
+		for (k = 0; k <= t->n; k++)
+			pthread_join(tid[k], NULL);
+		getrusage(RUSAGE_SELF, &ru1);
+		pthread_barrier_destroy(&bar);
+		t->bad += bad;
+		if (t->mode == TAKE_SWAPOFF) {
+			if (take_errno || swapon(SWAP_DEV, 0))
+				tap_bail("swapoff/swapon " SWAP_DEV);
+			for (i = 0; i < PAGES; i++)
+				if (*(uint64_t *)(base + i * PAGE) != (MAGIC | i))
+					t->after_bad++;
+			if (pagemap_present(base, len) != PAGES)
+				t->after_bad++;
+		}
+		if (!t->raced) {
+			t->majflt = ru1.ru_majflt - ru0.ru_majflt;
+			t->raced = t->mode == TAKE_ZAP ? take_pattern > 0 && take_zero > 0 :
+				   t->majflt > 0 && t->majflt < PAGES;
+		}
+		munmap(base, len);
+	}
+	t->rounds = r;
+	t->done = 1;
+	/*
+	 * A zapped swap entry's page can stay in the swap cache, on the anon
+	 * LRU with no owner, when free_swap_and_cache() could not take it:
+	 * swapoff frees those, so the leak watch sees only real leaks.
+	 */
+	if (swapoff(SWAP_DEV) || swapon(SWAP_DEV, 0))
+		tap_bail("swapoff/swapon " SWAP_DEV);
+}
+
+static void take_race(int n)
+{
+	struct take_result *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct leak_watch w;
+	int mode, status;
+	char what[96];
+
+	if (t == MAP_FAILED)
+		tap_bail("mmap shared");
+
+	for (mode = 0; mode < NTAKE; mode++) {
+		memset(t, 0, sizeof(*t));
+		t->n = n;
+		t->mode = mode;
+		snprintf(what, sizeof(what), "swap entries taken by %s under swap-ins", takes[mode]);
+		/* The level from before, without what part 2 left in the swap cache. */
+		if (swapoff(SWAP_DEV) || swapon(SWAP_DEV, 0))
+			tap_bail("swapoff/swapon " SWAP_DEV);
+		status = leak_watch_run(&w, take_child, t);
+		tap_check(status == 0 && t->done && t->bad == 0 && t->after_bad == 0 && t->not_out == 0,
+			  "%s: %d readers x %d rounds: %ld wrong reads (neither the pattern nor, once the zap began, 0), %ld wrong after, %ld pages not paged out",
+			  what, n, t->rounds, t->bad, t->after_bad, t->not_out);
+		if (mode == TAKE_ZAP)
+			tap_check(t->raced, "%s: race reproduced: a round's readers read the pattern and zeros both (%d rounds)%s",
+				  what, t->rounds, t->raced ? "" : ": race not reproduced");
+		else
+			tap_check(t->raced, "%s: race reproduced: the readers swapped in %lld of %d pages themselves, swapoff the rest (%d rounds)%s",
+				  what, t->majflt, PAGES, t->rounds, t->raced ? "" : ": race not reproduced");
+		leak_watch_check(&w, what);
+	}
+	munmap(t, sizeof(*t));
+}
+
 int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), r, ok = 1, status;
@@ -393,8 +552,9 @@ int main(int argc, char **argv)
 		tap_bail("mmap shared");
 	memset(res, 0, sizeof(*res));
 	/* swap on; swap-in content; swapin_lost (pfscale only); reclaim I/O,
-	 * reclaim content, its leak checks; SwapFree. */
-	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? 6 : 5));
+	 * reclaim content, its leak checks; per taker content, race and leak
+	 * checks; SwapFree. */
+	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? 6 : 5) + NTAKE * (2 + LEAK_CHECKS));
 	if (!tap_check(swap_ready(), "swap is on (SwapTotal %ld kB)", meminfo_kb("SwapTotal")))
 		return tap_exit();
 	if (n < 4)
@@ -437,6 +597,8 @@ int main(int argc, char **argv)
 		tap_diag("%s path: %lld faults met a PTE parked by try_to_unmap_one (shown only: see the top; t_hwpoison (c) requires them)",
 			 pfscale_path(), unmapped);
 	leak_watch_check(&w, "writers racing reclaim");
+
+	take_race(n);
 
 	r = swap_cycle(why, sizeof(why));
 	tap_check(r == 0 && meminfo_kb("SwapFree") == meminfo_kb("SwapTotal"),
