@@ -4,7 +4,14 @@
  * that they race to populate the page table that maps them: a fresh 2 MiB
  * region needs a new PTE table (pmd_install(), or pmd_test_and_populate() on
  * the atomic path), a fresh 1 GiB region also a new PMD table (__pmd_alloc(),
- * pud_test_and_populate()). MADV_NOHUGEPAGE keeps THP out, which is also what
+ * pud_test_and_populate()), a fresh 512 GiB region also a new PUD table
+ * (__pud_alloc(), under page_table_lock on both paths; the address space
+ * is 47 bits: 32 such regions and their tables per batch, MAP_NORESERVE).
+ * x86's PUD tables are plain zeroed pages that PageTables does not count
+ * (6.1's pud_alloc_one() has no page-table constructor): the leak watch
+ * cannot see a PUD-table loser that forgets pud_free(), only the content,
+ * race and RSS checks apply there.
+ * MADV_NOHUGEPAGE keeps THP out, which is also what
  * lets the atomic path populate PTE tables without the lock. Every page must
  * hold what its thread wrote, RSS must equal the pages touched, and the
  * populate-loss counter of the path in use must have moved. The threads
@@ -19,6 +26,8 @@
 #define GB1 (1UL << 30)
 #define PTE_REGIONS 96
 #define PMD_REGIONS 128
+#define GB512 (512UL << 30)
+#define PUD_REGIONS 32
 #define RACE_SECS 20	/* at most, per race to reproduce */
 
 struct arg {
@@ -88,7 +97,7 @@ static void race(int n, unsigned long stride, int regions, struct tally *t)
  * the race check says whether a lost populate was seen and counted.
  */
 static void race_until(int n, unsigned long stride, int regions, const char *what,
-		       const char *loss)
+		       const char *table, const char *loss)
 {
 	long long c0 = pfscale_counter(loss), moved = 0;
 	struct tally t = { 0 };
@@ -106,17 +115,17 @@ static void race_until(int n, unsigned long stride, int regions, const char *wha
 		return;
 	if (moved > 0)
 		tap_check(1, "race reproduced: %s path: racing %s-table populates were lost and counted (%s +%lld, %ld batches, %.1f s)",
-			  pfscale_path(), stride == MB2 ? "PTE" : "PMD", loss, moved, t.batches, now() - t0);
+			  pfscale_path(), table, loss, moved, t.batches, now() - t0);
 	else
 		tap_check(0, "race reproduced: %s path: racing %s-table populates were lost and counted (race not reproduced: %s +0 in %ld batches, %.1f s)",
-			  pfscale_path(), stride == MB2 ? "PTE" : "PMD", loss, t.batches, now() - t0);
+			  pfscale_path(), table, loss, t.batches, now() - t0);
 }
 
 struct level {
 	int n;
 	unsigned long stride;
 	int regions;
-	const char *what, *loss;
+	const char *what, *table, *loss;
 };
 
 /* One table level's race, then the racing process's RSS views. */
@@ -124,9 +133,11 @@ static void populate_race(void *p)
 {
 	const struct level *l = p;
 
-	race_until(l->n, l->stride, l->regions, l->what, l->loss);
-	rss_agree_check(l->stride == MB2 ? "after the PTE-table populate races" :
-					   "after the PMD-table populate races");
+	char what[64];
+
+	race_until(l->n, l->stride, l->regions, l->what, l->table, l->loss);
+	snprintf(what, sizeof(what), "after the %s-table populate races", l->table);
+	rss_agree_check(what);
 }
 
 int main(int argc, char **argv)
@@ -134,8 +145,11 @@ int main(int argc, char **argv)
 	int n = 2 * ncpus(), atomic = pfscale_atomic_pte() == 1;
 	const char *pte_loss = atomic ? "pte_table_cmpxchg_lost" : "pte_table_populate_lost";
 	const char *pmd_loss = atomic ? "pmd_table_cmpxchg_lost" : "pmd_table_populate_lost";
-	struct level pte = { n < 4 ? 4 : n, MB2, PTE_REGIONS, "2 MiB", pte_loss };
-	struct level pmd = { n < 4 ? 4 : n, GB1, PMD_REGIONS, "1 GiB", pmd_loss };
+	struct level pte = { n < 4 ? 4 : n, MB2, PTE_REGIONS, "2 MiB", "PTE", pte_loss };
+	struct level pmd = { n < 4 ? 4 : n, GB1, PMD_REGIONS, "1 GiB", "PMD", pmd_loss };
+	/* __pud_alloc() takes page_table_lock on either path: one counter. */
+	struct level pud = { n < 4 ? 4 : n, GB512, PUD_REGIONS, "512 GiB", "PUD",
+			     "pud_table_populate_lost" };
 
 	tap_init(argv[0]);
 	(void)argc;
@@ -144,11 +158,12 @@ int main(int argc, char **argv)
 	 * populate frees its table: one that did not would leave PageTables
 	 * above its level): a content check, a race check (with pfscale),
 	 * the RSS views; then the leak checks. Without pfscale one skip for
-	 * both race checks.
+	 * the race checks.
 	 */
-	tap_plan((pfscale_counter(pte_loss) < 0 ? 5 : 6) + 2 * LEAK_CHECKS);
+	tap_plan((pfscale_counter(pte_loss) < 0 ? 7 : 9) + 3 * LEAK_CHECKS);
 	leak_watched("PTE-table populates", populate_race, &pte);
 	leak_watched("PMD-table populates", populate_race, &pmd);
+	leak_watched("PUD-table populates", populate_race, &pud);
 	if (pfscale_counter(pte_loss) < 0)
 		tap_skip("populate losses counted (no pfscale counters in this kernel)");
 	return tap_exit();
