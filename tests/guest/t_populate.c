@@ -121,6 +121,86 @@ static void race_until(int n, unsigned long stride, int regions, const char *wha
 			  pfscale_path(), table, loss, t.batches, now() - t0);
 }
 
+/*
+ * munmap()'s free_pgtables() beside PTE-table populates in the same PMD
+ * table: munmap() downgrades mmap_lock to read once the VMAs are detached,
+ * so faults run while it frees the page tables of the range, bounded by
+ * the neighbouring VMAs (floor, ceiling). Per batch a fresh 1 GiB (one PMD
+ * table): the threads populate the PTE tables of its first BESIDE_BLOCKS
+ * 2 MiB blocks, together, while an unmapper maps, touches and unmaps its
+ * last block over and over. Content, RSS, and the leak watch (a PTE table
+ * freed under a populate, or one left behind, shows in PageTables).
+ */
+#define BESIDE_BLOCKS 128
+static volatile int unmapper_stop;
+static long unmaps;
+
+static void *unmapper(void *p)
+{
+	char *x = p;
+
+	while (!unmapper_stop) {
+		if (mmap(x, MB2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+			break;
+		*(volatile long *)x = 1;
+		munmap(x, MB2);
+		__atomic_add_fetch(&unmaps, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void populate_beside_munmap(void *p)
+{
+	int n = *(int *)p, k, r, batch;
+	long bad = 0, present = 0, want = 0, during = 0, rss_bad = 0;
+	double t0 = now();
+
+	for (batch = 0; batch < fixed_count(2) || (during == 0 && now() - t0 < RACE_SECS); batch++) {
+		char *base = map_aligned(GB1, GB1), *x = base + GB1 - MB2;
+		struct arg args[256];
+		struct spin_barrier bar;
+		struct team tm;
+		pthread_t u;
+		long before, batch_present;
+
+		madvise(base, GB1, MADV_NOHUGEPAGE);
+		munmap(x, MB2);
+		unmapper_stop = 0;
+		if (pthread_create(&u, NULL, unmapper, x))
+			tap_bail("pthread_create");
+		spin_barrier_init(&bar, n);
+		for (k = 0; k < n; k++)
+			args[k] = (struct arg){ base, MB2, BESIDE_BLOCKS, k, &bar };
+		before = __atomic_load_n(&unmaps, __ATOMIC_RELAXED);
+		team_start(&tm, n, toucher, args, sizeof(args[0]));
+		team_join(&tm);
+		/* Unmaps begun after the threads started, ended before they did. */
+		if (__atomic_load_n(&unmaps, __ATOMIC_RELAXED) - before > 2)
+			during += __atomic_load_n(&unmaps, __ATOMIC_RELAXED) - before - 2;
+		unmapper_stop = 1;
+		pthread_join(u, NULL);
+		for (r = 0, batch_present = 0; r < BESIDE_BLOCKS; r++) {
+			for (k = 0; k < n; k++)
+				if (*(long *)(base + r * MB2 + k * PAGE) != (((long)r << 16) | k))
+					bad++;
+			batch_present += pagemap_present(base + r * MB2, n * PAGE);
+		}
+		present += batch_present;
+		want += (long)n * BESIDE_BLOCKS;
+		if (smaps_rss(base) != batch_present)
+			rss_bad++;
+		munmap(base, GB1);
+	}
+	tap_check(!bad && present == want && !rss_bad,
+		  "PTE-table populates beside munmap: %d threads x %d batches x %d fresh 2 MiB blocks: %ld bad pages, %ld present (want %ld), %ld batches with rss != present",
+		  n, batch, BESIDE_BLOCKS, bad, present, want, rss_bad);
+	tap_check(during > 0,
+		  "PTE-table populates beside munmap: race reproduced: %ld munmaps of a block in the same PMD table (free_pgtables() under the downgraded mmap_lock) while the threads populated (%ld in all, %.1f s)%s",
+		  during, unmaps, now() - t0, during > 0 ? "" : ": race not reproduced");
+	rss_agree_check("after the populates beside munmap");
+}
+
 struct level {
 	int n;
 	unsigned long stride;
@@ -160,10 +240,11 @@ int main(int argc, char **argv)
 	 * the RSS views; then the leak checks. Without pfscale one skip for
 	 * the race checks.
 	 */
-	tap_plan((pfscale_counter(pte_loss) < 0 ? 7 : 9) + 3 * LEAK_CHECKS);
+	tap_plan((pfscale_counter(pte_loss) < 0 ? 7 : 9) + 3 + 4 * LEAK_CHECKS);
 	leak_watched("PTE-table populates", populate_race, &pte);
 	leak_watched("PMD-table populates", populate_race, &pmd);
 	leak_watched("PUD-table populates", populate_race, &pud);
+	leak_watched("PTE-table populates beside munmap", populate_beside_munmap, &pte.n);
 	if (pfscale_counter(pte_loss) < 0)
 		tap_skip("populate losses counted (no pfscale counters in this kernel)");
 	return tap_exit();
