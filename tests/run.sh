@@ -22,8 +22,11 @@
 # baseline, where the checks that need pfscale skip by
 # tests/expected-skips; with a third of the fixed times, as check), none
 # (no guest boot, the host tests only).
-# Default: stock,atomic,widened, and unpatched if PFSCALE_STOCK_ART is set
-# (make test sets it).
+# l5 (the race tests of L5_TESTS on the atomic path of a guest with 5-level
+# paging: a CPU with LA57, CONFIG_X86_5LEVEL; t_populate checks that the
+# address space has 5 levels).
+# Default: stock,atomic,widened,l5, and unpatched if PFSCALE_STOCK_ART is
+# set (make test sets it).
 # -O: boot without oops=panic (qemu/boot.sh -O).
 # PFSCALE_HOST_TESTS="NAME ...": only these tests/host/NAME.sh (make check);
 # the others are listed as not run, in a diagnostic line.
@@ -46,7 +49,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 parse=$top/tests/lib/tap-parse.sh
 art= initrd= cpus=4 mem=1024 out=build/test soak= guest_only= runlist=tests
-paths=stock,atomic,widened${PFSCALE_STOCK_ART:+,unpatched} nooops=
+paths=stock,atomic,widened,l5${PFSCALE_STOCK_ART:+,unpatched} nooops=
 while getopts "k:i:c:m:o:s:Gr:p:O" o; do
 	case $o in
 	k) art=$OPTARG ;; i) initrd=$OPTARG ;; c) cpus=$OPTARG ;; m) mem=$OPTARG ;;
@@ -135,7 +138,10 @@ boot_guest() {
 }
 
 # Every guest test runs on both fault paths, in two boots of one kernel,
-# and on the unpatched kernel.
+# and on the unpatched kernel. On 5-level paging: the races of every table
+# level and the parking sites most tests meet (populates, same-page
+# losses, zaps with MADV_FREE and reclaim, the switch, fork's COW).
+L5_TESTS=t_populate,t_same_pages,t_zap,t_switch,t_fork
 for path in ${paths//,/ }; do
 	case $path in
 	stock) boot_guest stock "$art" "$soakargs" ;;
@@ -166,6 +172,20 @@ for path in ${paths//,/ }; do
 			runlist=$saved
 		else
 			tally check - < <("$parse" skip check "make check's boot (kernel built without CONFIG_PFSCALE_RACE_WINDOWS)")
+		fi
+		;;
+	l5)
+		if [ -n "$soak" ]; then
+			:	# soak loops the plain boots only
+		elif grep -qx 'CONFIG_X86_5LEVEL=y' "$art/.config" &&
+			grep -qx 'CONFIG_PFSCALE_ATOMIC_PTE=y' "$art/.config"; then
+			saved=$runlist
+			runlist=one
+			PFSCALE_QEMU_CPU=qemu64,+la57 boot_guest l5 "$art" \
+				"pfscale.atomic_pte=1 pfscale.la57=1 pfscale.test=$L5_TESTS"
+			runlist=$saved
+		else
+			tally l5 - < <("$parse" skip l5 "race tests on 5-level paging (kernel built without CONFIG_X86_5LEVEL or CONFIG_PFSCALE_ATOMIC_PTE)")
 		fi
 		;;
 	unpatched)

@@ -201,6 +201,20 @@ static void populate_beside_munmap(void *p)
 	rss_agree_check("after the populates beside munmap");
 }
 
+/*
+ * 5 if a mapping hinted above 128 TiB lands there (LA57 paging: the user
+ * address space reaches 56 bits on request), else 4.
+ */
+static int paging_levels(void)
+{
+	char *p = mmap((void *)(1UL << 50), PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int levels = p != MAP_FAILED && (unsigned long)p >= (1UL << 47) ? 5 : 4;
+
+	if (p != MAP_FAILED)
+		munmap(p, PAGE);
+	return levels;
+}
+
 struct level {
 	int n;
 	unsigned long stride;
@@ -230,6 +244,8 @@ int main(int argc, char **argv)
 	/* __pud_alloc() takes page_table_lock on either path: one counter. */
 	struct level pud = { n < 4 ? 4 : n, GB512, PUD_REGIONS, "512 GiB", "PUD",
 			     "pud_table_populate_lost" };
+	char cmdline[4096] = "";
+	int la57;
 
 	tap_init(argv[0]);
 	(void)argc;
@@ -240,7 +256,15 @@ int main(int argc, char **argv)
 	 * the RSS views; then the leak checks. Without pfscale one skip for
 	 * the race checks.
 	 */
-	tap_plan((pfscale_counter(pte_loss) < 0 ? 7 : 9) + 3 + 4 * LEAK_CHECKS);
+	read_file("/proc/cmdline", cmdline, sizeof(cmdline));
+	la57 = strstr(cmdline, "pfscale.la57=1") != NULL;
+	tap_plan((pfscale_counter(pte_loss) < 0 ? 7 : 9) + 3 + 4 * LEAK_CHECKS + la57);
+	/* make test's l5 boot asks for 5 levels (pfscale.la57=1): check it. */
+	if (la57)
+		tap_check(paging_levels() == 5, "the address space has 5 levels (a hint above 128 TiB honoured): %d",
+			  paging_levels());
+	else
+		tap_diag("paging levels: %d", paging_levels());
 	leak_watched("PTE-table populates", populate_race, &pte);
 	leak_watched("PMD-table populates", populate_race, &pmd);
 	leak_watched("PUD-table populates", populate_race, &pud);
