@@ -57,6 +57,21 @@ static inline char *map_aligned(unsigned long len, unsigned long align)
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAPPED (1ULL << 62)
 
+/*
+ * Memory a test shares with its forked children (their results): shared
+ * anonymous, zeroed, and touched now, so that its shmem page (which the
+ * anon LRU counts) is not first allocated inside a leak watch.
+ */
+static inline void *map_shared(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		tap_bail("mmap shared");
+	memset(p, 0, len);
+	return p;
+}
+
 /* Number of pages of [p, p + len) whose pagemap entry has a bit of @mask. */
 static inline long pagemap_count(void *p, size_t len, uint64_t mask)
 {

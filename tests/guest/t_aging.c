@@ -756,9 +756,7 @@ int main(int argc, char **argv)
 	/* MGLRU on; per part content, rss, evidence and the leak checks; the
 	 * memcg removed; DAMON off. */
 	tap_plan(1 + NPARTS * (4 + LEAK_CHECKS) + 2);
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
-		tap_bail("mmap shared");
+	r = map_shared(sizeof(*r));
 	atexit(cleanup);
 
 	if (read_file(LRU_GEN_ENABLED, caps, sizeof(caps)) < 0)

@@ -677,9 +677,7 @@ int main(int argc, char **argv)
 		return tap_exit();
 	}
 	close(fd);
-	r = mmap(NULL, 2 * sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
-		tap_bail("mmap shared");
+	r = map_shared(2 * sizeof(*r));
 	/*
 	 * NUMA balancing off while racing: its hinting faults park PTEs too
 	 * (busy_pte_fault) and are raced by t_migrate, not here.

@@ -593,10 +593,7 @@ int main(int argc, char **argv)
 		tap_check(0, "hugetlb: the test kernels have CONFIG_HUGETLBFS, this one has no " NR_HUGEPAGES);
 		return tap_exit();
 	}
-	ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ctl == MAP_FAILED)
-		tap_bail("mmap shared");
-	memset(ctl, 0, sizeof(*ctl));
+	ctl = map_shared(sizeof(*ctl));
 
 	old_nr = nr_hugepages_get();
 	saved = old_nr;

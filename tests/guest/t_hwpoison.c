@@ -538,9 +538,7 @@ int main(int argc, char **argv)
 			  hwc0, UNPOISON, access(UNPOISON, W_OK) ? "missing" : "present");
 		return tap_exit();
 	}
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
+	res = map_shared(sizeof(*res));
 	/* (a) content, evidence, leak checks, unpoison; (b) outcome,
 	 * content, evidence, leak checks, unpoison; (c) evidence, race,
 	 * leak checks, unpoison */

@@ -412,10 +412,7 @@ int main(int argc, char **argv)
 		return tap_exit();
 	}
 	tap_plan(6 + LEAK_CHECKS);
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
-	memset(res, 0, sizeof(*res));
+	res = map_shared(sizeof(*res));
 	res->n = n;
 	old_run = ksm_get("run");
 	want_run = old_run == 1 ? 1 : 0;

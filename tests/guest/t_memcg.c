@@ -405,9 +405,7 @@ int main(int argc, char **argv)
 		n = 4;
 	if (n > 16)
 		n = 16;
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
+	res = map_shared(sizeof(*res));
 	atexit(cleanup);
 	ok = meminfo_kb("SwapTotal") > 0 && setup_cg(why, sizeof(why));
 	if (!ok && meminfo_kb("SwapTotal") <= 0)

@@ -525,9 +525,7 @@ int main(int argc, char **argv)
 	tap_plan(1 + NPARTS * (4 + LEAK_CHECKS) + 1);
 	tap_check(1, "two NUMA nodes (online: %s; node0 CPUs %s, node1 CPUs %s)",
 		  online, cpul[0], cpul[1]);
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
-		tap_bail("mmap shared");
+	r = map_shared(sizeof(*r));
 	atexit(restore_at_exit);
 
 	for (part = 0; part < NPARTS; part++) {

@@ -137,10 +137,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (n < 4)
 		n = 4;
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
+	res = map_shared(sizeof(*res));
 	/* Per mode: content, Mlocked, the race; then the leak checks. */
 	tap_plan(NMODES * (3 + LEAK_CHECKS));
 	for (mode = 0; mode < NMODES; mode++) {

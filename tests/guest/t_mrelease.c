@@ -123,11 +123,7 @@ int main(int argc, char **argv)
 
 	tap_init(argv[0]);
 	(void)argc;
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		tap_bail("mmap shared");
-	/* Its shmem page now, not during the leak watch (the anon LRU counts it). */
-	memset(sh, 0, sizeof(*sh));
+	sh = map_shared(sizeof(*sh));
 	tap_plan(1 + LEAK_CHECKS);
 	status = leak_watch_run(&w, killer, NULL);
 	if (sh->errors)

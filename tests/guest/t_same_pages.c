@@ -67,10 +67,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	if (n < 4)
 		n = 4;
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
+	res = map_shared(sizeof(*res));
 	/* Per THP setting a content check; then the loss check or its skip
 	 * (THP on: a diagnostic only, with counters); then the leak checks. */
 	tap_plan(2 * LEAK_CHECKS + (pfscale_counter("anon_pte_recheck_lost") < 0 ? 4 : 3));

@@ -508,10 +508,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NSCEN; i++)
 		plan += scenarios[i].nchecks + LEAK_CHECKS;
 	tap_plan(plan);
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
+	res = map_shared(sizeof(*res));
 	read_file("/sys/kernel/mm/transparent_hugepage/enabled", enabled, sizeof(enabled));
 	read_file("/sys/kernel/mm/transparent_hugepage/use_zero_page", zero, sizeof(zero));
 	enabled[strcspn(enabled, "\n")] = 0;

@@ -228,11 +228,7 @@ int main(int argc, char **argv)
 	tap_init(argv[0]);
 	(void)argc;
 	tap_plan(3 + LEAK_CHECKS);
-	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (res == MAP_FAILED)
-		tap_bail("mmap shared");
-	memset(res, 0, sizeof(*res));
+	res = map_shared(sizeof(*res));
 	status = leak_watch_run(&w, child, NULL);
 	ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && res->done;
 	if (!res->api_ok)
