@@ -22,13 +22,20 @@
  * MADV_FREE + MADV_PAGEOUT (zaps and reclaim), or, over a MADV_HUGEPAGE
  * region, a fresh mapping in its place (its PTE table freed, the writers'
  * next fault maps a THP: THP is "always" for that part) and MADV_DONTNEED
- * of its first chunk (a split). Faults that began on one path finish
- * beside zaps and parks decided under the other. Each part races
+ * of its first chunk (a split), or over a region registered with
+ * userfaultfd (missing faults filled with the zero page by a filler
+ * thread: a uffd-armed VMA's faults take the locked path whatever the
+ * switch says), MADV_DONTNEED of all of it. Faults that began on one
+ * path finish beside zaps and parks decided under the other. Each part races
  * fixed_secs(3) at least and until the switch flipped both ways with
- * faults on both paths, zaps, and a reclaim or a THP split seen (RACE_SECS
+ * faults on both paths (the locked one alone under userfaultfd), zaps, and
+ * a reclaim, a THP split or a filled missing fault seen (RACE_SECS
  * at most); a write lost, or that evidence missing, fails.
  */
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <linux/userfaultfd.h>
 #include "common.h"
 
 #define PAGES 1024
@@ -120,11 +127,61 @@ static void switching_race(void *unused)
 
 /* ---- the switch flipped under zaps, reclaim and THP splits ---------- */
 
-enum { UNDER_ZAP_RECLAIM, UNDER_THP, NUNDER };
-static const char *const unders[] = { "zaps and reclaim", "THP faults and splits" };
+enum { UNDER_ZAP_RECLAIM, UNDER_THP, UNDER_UFFD, NUNDER };
+static const char *const unders[] = { "zaps and reclaim", "THP faults and splits",
+				      "userfaultfd missing faults" };
 static struct slot_race race;
 static int under;
-static long reclaims, thp_splits;
+static long reclaims, thp_splits, uffd_fills;
+static int uffd = -1;
+static volatile int uffd_stop;
+
+/*
+ * Fills every missing fault of the registered region with the zero page
+ * (what a zapped page reads); a fault on a page filled meanwhile gets
+ * EEXIST and a wake.
+ */
+static void *uffd_filler(void *p)
+{
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	(void)p;
+	while (!uffd_stop) {
+		struct uffdio_zeropage z = { .mode = 0 };
+
+		if (poll(&pfd, 1, 10) <= 0 || read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		z.range.start = msg.arg.pagefault.address & ~(PAGE - 1);
+		z.range.len = PAGE;
+		if (ioctl(uffd, UFFDIO_ZEROPAGE, &z) == 0) {
+			__atomic_add_fetch(&uffd_fills, 1, __ATOMIC_RELAXED);
+		} else if (errno == EEXIST) {
+			struct uffdio_range r = { z.range.start, PAGE };
+
+			ioctl(uffd, UFFDIO_WAKE, &r);
+		}
+	}
+	return NULL;
+}
+
+/* The region registered for missing faults, and its filler started. */
+static void uffd_start(pthread_t *filler)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		tap_bail("userfaultfd");
+	reg.range.start = (unsigned long)race.base;
+	reg.range.len = race.pages * PAGE;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		tap_bail("UFFDIO_REGISTER");
+	if (pthread_create(filler, NULL, uffd_filler, NULL))
+		tap_bail("pthread_create");
+}
 
 /* MADV_DONTNEED or MADV_FREE of the whole region: a zap of every chunk. */
 static void zap_all(int advice)
@@ -144,7 +201,9 @@ static void *under_zapper(void *p)
 
 	(void)p;
 	for (round = 0; !race.stop; round++) {
-		if (round % 2 && under == UNDER_THP) {
+		if (under == UNDER_UFFD) {
+			zap_all(MADV_DONTNEED);
+		} else if (round % 2 && under == UNDER_THP) {
 			/* A fresh VMA: its PTE table is freed, so the next fault maps a THP. */
 			long c;
 
@@ -181,7 +240,7 @@ static void switching_under(void *unused)
 	long long atomic0 = pfscale_counter("anon_fault_atomic");
 	long long locked = 0, atomic = 0;
 	const char *name = unders[under];
-	pthread_t sw, zap;
+	pthread_t sw, zap, filler;
 	long done;
 	double t0;
 	int evidence = 0;
@@ -195,6 +254,8 @@ static void switching_under(void *unused)
 	race.pages = 512;
 	race.chunks = SLOT_RACE_CHUNKS;
 	race.zappable = SLOT_RACE_CHUNKS;
+	if (under == UNDER_UFFD)
+		uffd_start(&filler);
 	t0 = now();
 	slot_race_start(&race, n);
 	if (pthread_create(&sw, NULL, switcher, NULL) ||
@@ -204,15 +265,22 @@ static void switching_under(void *unused)
 		usleep(100 * 1000);
 		locked = pfscale_counter("anon_fault_locked") - locked0;
 		atomic = pfscale_counter("anon_fault_atomic") - atomic0;
-		done = under == UNDER_ZAP_RECLAIM ? reclaims : thp_splits;
-		evidence = flips >= 2 && locked > 0 && atomic > 0 &&
+		done = under == UNDER_ZAP_RECLAIM ? reclaims :
+		       under == UNDER_THP ? thp_splits : __atomic_load_n(&uffd_fills, __ATOMIC_RELAXED);
+		/* A uffd-armed VMA's faults all take the locked path. */
+		evidence = flips >= 2 && locked > 0 && (atomic > 0 || under == UNDER_UFFD) &&
 			   slot_race_load(&race.zaps) > 0 && done > 0;
 	} while (now() - t0 < RACE_SECS && (now() - t0 < fixed_secs(3) || !evidence));
 	stop = 1;
 	pthread_join(sw, NULL);
 	race.stop = 1;
 	pthread_join(zap, NULL);
-	slot_race_finish(&race);
+	slot_race_finish(&race);	/* its reads fault too: the filler runs on */
+	if (under == UNDER_UFFD) {
+		uffd_stop = 1;
+		pthread_join(filler, NULL);
+		close(uffd);
+	}
 	write_file(SWITCH, boot ? "1" : "0");
 	if (race.first_bad[0])
 		tap_diag("switching under %s: first lost write: %s", name, race.first_bad);
@@ -221,9 +289,13 @@ static void switching_under(void *unused)
 		  name, n, race.passes, now() - t0, race.bad, race.final_bad, race.cross_bad,
 		  race.zeros);
 	tap_check(evidence,
-		  "switching under %s: race reproduced: the switch flipped %ld times (both ways: 2 at least) while faults ran on both paths (anon_fault_locked +%lld, anon_fault_atomic +%lld) beside %ld zaps and %ld %s%s",
-		  name, flips, locked, atomic, race.zaps, done,
-		  under == UNDER_ZAP_RECLAIM ? "MADV_FREE + MADV_PAGEOUT reclaims" : "THPs split",
+		  "switching under %s: race reproduced: the switch flipped %ld times (both ways: 2 at least) while faults ran (anon_fault_locked +%lld, anon_fault_atomic +%lld: %s) beside %ld zaps and %ld %s%s",
+		  name, flips, locked, atomic,
+		  under == UNDER_UFFD ? "the locked path required, the VMA being uffd-armed" :
+					"both paths required",
+		  race.zaps, done,
+		  under == UNDER_ZAP_RECLAIM ? "MADV_FREE + MADV_PAGEOUT reclaims" :
+		  under == UNDER_THP ? "THPs split" : "missing faults filled (UFFDIO_ZEROPAGE)",
 		  evidence ? "" : ": race not reproduced");
 	tap_check(pfscale_atomic_pte() == boot, "switching under %s: the switch is back where it started (%d)",
 		  name, boot);
