@@ -17,7 +17,9 @@
  * 2. compaction: a compactor writes 1 to /proc/sys/vm/compact_memory in a
  *    loop, and compares the PFNs of the never-zapped half of the region
  *    before and after each pass: the pages compaction moved under the
- *    writers.
+ *    writers. After REPLACE_AFTER passes that moved none of them, it moves
+ *    them to the other node (between passes, so that is not counted), for
+ *    a new place below where compaction's scanners meet.
  * 3. NUMA hinting: numa_balancing on, its scanner made fast (debugfs
  *    sched/numa_balancing/: scan_delay_ms 0, scan_period_min_ms 10,
  *    scan_period_max_ms 100, scan_size_mb 64), so change_pte_range() makes
@@ -77,6 +79,7 @@
 #define MIN_SECS 3		/* each part races at least this long */
 #define NUMA_MIN_SECS 10	/* part 3 races at least this long */
 #define RACE_SECS 15		/* and at most this long for its evidence */
+#define REPLACE_AFTER 4		/* part 2: passes that moved nothing, then move the region */
 #define MAX_WRITERS 64
 #define MAX_CPUS 64
 #define FLUSH_EVERY 16		/* part 3: pages a writer writes between TLB flushes */
@@ -134,7 +137,7 @@ static long long field(const char *buf, const char *name, const char *sep)
 struct result {
 	struct slot_race_result o;
 	int vm_events;
-	long long moved, calls, stable_moved;
+	long long moved, calls, stable_moved, replaced;
 	long long hint_faults, scan_seq, numa_migrated, tlb_flushes, tlb_misses;
 	long long site_busy;	/* faults that met a park of part_site[part] */
 	long long vm[NVMSTAT];
@@ -200,15 +203,41 @@ static void stable_pfns(uint64_t *pfn)
 		pfn[i] = (e[i] & PM_PRESENT) ? e[i] & PM_PFN : 0;
 }
 
+/*
+ * Move the never-zapped chunks to the other node: compaction moves only the
+ * pages below where its two scanners meet, and a region placed above that
+ * point is never moved (seen: 35 passes, 0 pages). A new place is a new
+ * chance; the contents move with the pages.
+ */
+static void replace_stable(void)
+{
+	static void *pages[PAGES];
+	static int nodes[PAGES], status[PAGES];
+	long n = PAGES - ZAPPED * CHUNK, i;
+
+	for (i = 0; i < n; i++)
+		pages[i] = base + (ZAPPED * CHUNK + i) * PAGE;
+	syscall(SYS_move_pages, 0, 1, pages, NULL, status, 0);
+	for (i = 0; i < n; i++)
+		nodes[i] = status[0] == 0;
+	syscall(SYS_move_pages, 0, n, pages, nodes, status, MPOL_MF_MOVE);
+	res->replaced++;
+}
+
 /* Part 2: compact all memory, again and again. */
 static void *compactor(void *p)
 {
 	static uint64_t before[PAGES], after[PAGES];
+	int fruitless = 0;
 	double t;
 	long i;
 
 	(void)p;
 	while (!race.stop) {
+		if (fruitless == REPLACE_AFTER) {
+			replace_stable();
+			fruitless = 0;
+		}
 		stable_pfns(before);
 		t = now();
 		if (write_file(COMPACT_MEMORY, "1"))
@@ -218,6 +247,8 @@ static void *compactor(void *p)
 			res->call_max = t;
 		res->calls++;
 		stable_pfns(after);
+		if (!res->stable_moved)
+			fruitless++;
 		for (i = 0; i < PAGES - ZAPPED * CHUNK; i++)
 			if (before[i] && after[i] && before[i] != after[i])
 				res->stable_moved++;
@@ -489,8 +520,8 @@ static void report(int status, struct result *r, struct leak_watch *w)
 			  vm, done);
 		break;
 	case COMPACTION:
-		tap_check(ok, "%s: race offered: %lld compact_memory passes (longest %.2f s) moved %lld never-zapped pages of the region, %s, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
-			  name, r->calls, r->call_max, r->stable_moved, site, r->o.zeros, r->o.zaps,
+		tap_check(ok, "%s: race offered: %lld compact_memory passes (longest %.2f s) moved %lld never-zapped pages of the region (moved to the other node %lld times after %d passes that moved none), %s, %ld writes met a fresh page after %ld zaps (%lld minor faults)%s%s",
+			  name, r->calls, r->call_max, r->stable_moved, r->replaced, REPLACE_AFTER, site, r->o.zeros, r->o.zaps,
 			  r->o.minflt, vm, done);
 		break;
 	default:
