@@ -122,37 +122,49 @@ static void page_out(void *unused)
 		tap_bail("MADV_PAGEOUT");
 }
 
-/* One round of swap-in races; 1 if content, pagemap and smaps are right. */
-static int swapin_round(int n, int round)
+/*
+ * A new region (base) of PAGES pages, each holding its pattern, paged out:
+ * how many are swapped in pagemap and how many present (want PAGES, 0).
+ *
+ * A page can stay in: MADV_PAGEOUT drains only this CPU's LRU add batch,
+ * and the pages faulted before the scheduler moved this thread sit in
+ * another CPU's batch (up to 15, off the LRU, so reclaim cannot isolate
+ * them; seen: 9 of 512 left after 8 tries on one CPU). Or reclaim had one
+ * isolated at that moment. So retries page out from every CPU, which
+ * drains each CPU's batch, a few times at most before the caller's check
+ * calls it a failure.
+ */
+static void map_paged_out(long *swapped, long *present)
 {
 	size_t len = PAGES * PAGE;
-	long i, swapped, present, rss, swap;
-	pthread_t tid[64];
-	pid_t child;
-	int k, ok;
+	long i;
+	int k;
 
 	base = map_anon(len);
 	madvise(base, len, MADV_NOHUGEPAGE);
 	for (i = 0; i < PAGES; i++)
 		*(uint64_t *)(base + i * PAGE) = MAGIC | i;
-	/*
-	 * A page can stay in: MADV_PAGEOUT drains only this CPU's LRU add
-	 * batch, and the pages faulted before the scheduler moved this thread
-	 * sit in another CPU's batch (up to 15, off the LRU, so reclaim cannot
-	 * isolate them; seen: 9 of 512 left after 8 tries on one CPU). Or
-	 * reclaim had one isolated at that moment. So retries page out from
-	 * every CPU, which drains each CPU's batch, a few times at most before
-	 * the check below calls it a failure.
-	 */
 	if (madvise(base, len, MADV_PAGEOUT))
 		tap_bail("MADV_PAGEOUT");
 	for (k = 0;; k++) {
-		swapped = pagemap_count(base, len, PM_SWAPPED);
-		present = pagemap_present(base, len);
-		if ((swapped == PAGES && present == 0) || k == 3)
+		*swapped = pagemap_count(base, len, PM_SWAPPED);
+		*present = pagemap_present(base, len);
+		if ((*swapped == PAGES && *present == 0) || k == 3)
 			break;
 		on_each_cpu_call(page_out, NULL);
 	}
+}
+
+/* One round of swap-in races; 1 if content, pagemap and smaps are right. */
+static int swapin_round(int n, int round)
+{
+	size_t len = PAGES * PAGE;
+	long swapped, present, rss, swap;
+	pthread_t tid[64];
+	pid_t child;
+	int k, ok;
+
+	map_paged_out(&swapped, &present);
 	child = fork();
 	if (child < 0)
 		tap_bail("fork");
@@ -446,15 +458,9 @@ static void take_child(void *arg)
 	for (r = 0; r < fixed_count(4) || (!t->raced && now() - t0 < RACE_SECS); r++) {
 		pthread_t tid[65];
 		struct rusage ru0, ru1;
-		long i, out;
+		long i, out, present;
 
-		base = map_anon(len);
-		madvise(base, len, MADV_NOHUGEPAGE);
-		for (i = 0; i < PAGES; i++)
-			*(uint64_t *)(base + i * PAGE) = MAGIC | i;
-		madvise(base, len, MADV_PAGEOUT);
-		for (k = 0; (out = pagemap_count(base, len, PM_SWAPPED)) < PAGES && k < 3; k++)
-			on_each_cpu_call(page_out, NULL);
+		map_paged_out(&out, &present);
 		t->not_out += PAGES - out;
 		bad = take_pattern = take_zero = 0;
 		__atomic_store_n(&take_begun, 0, __ATOMIC_SEQ_CST);

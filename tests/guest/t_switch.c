@@ -183,14 +183,26 @@ static void uffd_start(pthread_t *filler)
 		tap_bail("pthread_create");
 }
 
-/* MADV_DONTNEED or MADV_FREE of the whole region: a zap of every chunk. */
+/*
+ * MADV_DONTNEED or MADV_FREE of the whole region, or (ZAP_REMAP) a fresh
+ * VMA in its place, its PTE table freed so that the next fault maps a THP:
+ * a zap of every chunk.
+ */
+#define ZAP_REMAP (-1)
 static void zap_all(int advice)
 {
+	size_t len = race.pages * PAGE;
 	long c;
 
 	for (c = 0; c < race.chunks; c++)
 		slot_race_zap_begin(&race, c);
-	madvise(race.base, race.pages * PAGE, advice);
+	if (advice == ZAP_REMAP) {
+		mmap(race.base, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		     -1, 0);
+		madvise(race.base, len, MADV_HUGEPAGE);
+	} else {
+		madvise(race.base, len, advice);
+	}
 	for (c = 0; c < race.chunks; c++)
 		slot_race_zap_end(&race, c);
 }
@@ -203,19 +215,8 @@ static void *under_zapper(void *p)
 	for (round = 0; !race.stop; round++) {
 		if (under == UNDER_UFFD) {
 			zap_all(MADV_DONTNEED);
-		} else if (round % 2 && under == UNDER_THP) {
-			/* A fresh VMA: its PTE table is freed, so the next fault maps a THP. */
-			long c;
-
-			for (c = 0; c < race.chunks; c++)
-				slot_race_zap_begin(&race, c);
-			mmap(race.base, race.pages * PAGE, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-			madvise(race.base, race.pages * PAGE, MADV_HUGEPAGE);
-			for (c = 0; c < race.chunks; c++)
-				slot_race_zap_end(&race, c);
 		} else if (round % 2) {
-			zap_all(MADV_DONTNEED);
+			zap_all(under == UNDER_THP ? ZAP_REMAP : MADV_DONTNEED);
 		} else if (under == UNDER_ZAP_RECLAIM) {
 			zap_all(MADV_FREE);
 			madvise(race.base, race.pages * PAGE, MADV_PAGEOUT);

@@ -17,17 +17,17 @@ vm=$src/tools/testing/selftests/vm
 mkdir -p "$out"
 # migration: its three tests each migrate a page back and forth between
 # the two nodes for RUNTIME seconds (60 upstream: three minutes per boot
-# under TCG), 10 s each here; and a move_pages() that did not move the page
+# under TCG), 5 s each here; and a move_pages() that did not move the page
 # is retried, up to 100 times in a row, before the test fails: the fix of
 # later kernels' migration.c (MAX_RETRIES 100, "Migration is best effort;
 # try again"), without which shared_anon failed on the
 # pristine 6.1 kernel here. Each edit must apply, or the build fails.
 migration_edit() {
-	sed -e 's/^#define RUNTIME (60)$/#define RUNTIME (10)\n#define MAX_RETRIES 100/' \
+	sed -e 's/^#define RUNTIME (60)$/#define RUNTIME (5)\n#define MAX_RETRIES 100/' \
 		-e 's/^\tint status = 0;$/\tint status = 0, failures = 0;/' \
 		-e 's/^\t\tif (ret) {$/&\n\t\t\tif (ret > 0 \&\& ++failures < MAX_RETRIES)\n\t\t\t\tcontinue;/' \
 		-e 's/^\t\ttmp = n2;$/\t\tfailures = 0;\n&/' "$1" > "$2"
-	[ "$(grep -c -F -e '#define RUNTIME (10)' -e '#define MAX_RETRIES 100' \
+	[ "$(grep -c -F -e '#define RUNTIME (5)' -e '#define MAX_RETRIES 100' \
 		-e '++failures < MAX_RETRIES' -e 'failures = 0;' "$2")" = 5 ] ||
 		{ echo "pfscale: $1: the migration edits did not apply" >&2; exit 1; }
 }
