@@ -112,7 +112,7 @@ expected_programs() {
 				sed -n 's|^pfscale/bin/\(t_[^/]*\)$|\1|p'
 			for c in "$top"/tests/guest/t_*.c; do basename "$c" .c; done
 		} | sort -u | tr '\n' ' '
-		[ "$runlist" = tests ] && echo vmselftests
+		[ "$runlist" = tests ] && echo vmselftests_fresh vmselftests
 		[ "$runlist" = widened ] && echo race_windows
 		[ "$runlist" = check ] && echo race_windows to_stock
 		;;

@@ -8,7 +8,7 @@
 # tools/testing/selftests/vm/PROGRAM.c. Those that include <numa.h>
 # (ksm_tests, migration) link libnuma statically, as the selftests'
 # Makefile links it (-lnuma): Debian's libnuma-dev has numa.h and libnuma.a.
-# migration and soft-dirty are built with edits (see below).
+# migration, soft-dirty and khugepaged are built with edits (see below).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 src=${1:?usage: build.sh SRC OUTDIR} out=${2:?usage: build.sh SRC OUTDIR}
@@ -40,7 +40,22 @@ soft_dirty_edit() {
 	grep -q -x '#define TEST_ITERATIONS 1000' "$2" ||
 		{ echo "pfscale: $1: the soft-dirty edit did not apply" >&2; exit 1; }
 }
-for t in $(sed -e '/^#/d' -e 's/^\(hugepages=[0-9]* \)*//' "$top/guest/run/vmselftests.list" |
+# khugepaged: collapse_compound_extreme (both anonymous contexts) makes
+# 512 THPs one after another, each kept mapped by one page until the
+# deferred-split shrinker frees the rest; in the 1 GiB guest its THP
+# allocation fails or its collapse comes too late, on pristine 6.1 as on
+# the patched paths. In fresh boots with khugepaged run first (5 boots
+# each of khugepaged:anon and madvise:anon) it failed in 7 of 10 runs on
+# the unpatched kernel, 4 of 10 on the stock path and 7 of 10 on the
+# atomic one; every other khugepaged test passed in every run. Left out;
+# the rest run (guest/run/vmselftests-fresh.list).
+khugepaged_edit() {
+	grep -v -x -e '	TEST(collapse_compound_extreme, khugepaged_context, anon_ops);' \
+		-e '	TEST(collapse_compound_extreme, madvise_context, anon_ops);' "$1" > "$2"
+	[ "$(($(wc -l < "$1") - $(wc -l < "$2")))" = 2 ] ||
+		{ echo "pfscale: $1: the khugepaged edit did not apply" >&2; exit 1; }
+}
+for t in $(sed -e '/^#/d' -e 's/^\(hugepages=[0-9]* \)*//' "$top"/guest/run/vmselftests*.list |
 	   sed -n 's/^\([a-z0-9_-][a-z0-9_-]*\).*/\1/p' | sort -u); do
 	bin=$out/vm-$t
 	c=$vm/$t.c
@@ -57,6 +72,7 @@ for t in $(sed -e '/^#/d' -e 's/^\(hugepages=[0-9]* \)*//' "$top/guest/run/vmsel
 		case $t in
 		migration) migration_edit "$c" "$out/$t.c"; c=$out/$t.c ;;
 		soft-dirty) soft_dirty_edit "$c" "$out/$t.c"; c=$out/$t.c ;;
+		khugepaged) khugepaged_edit "$c" "$out/$t.c"; c=$out/$t.c ;;
 		esac
 		# -include sys/syscall.h: the selftests get __NR_* from the
 		# kernel's headers in their own build; without it mrelease_test
