@@ -49,6 +49,25 @@
  *    major faults for some pages but not all, so that swapoff swapped in
  *    the rest. Rounds go on until one did (RACE_SECS at most).
  *
+ * 4. khugepaged's swap-in under reclaim's parks: __collapse_huge_page_swapin()
+ *    reads each PTE of the range without the PTE lock and faults each swap
+ *    entry in with do_swap_page(); a PTE parked at that moment is a
+ *    non-present entry too, and goes there as well (handle_pte_marker()
+ *    waits for its holder once; patch 0004). In a forked child, rounds of a
+ *    2 MiB-aligned region (one PTE table) whose first COLLAPSE_SWAPPED
+ *    pages are paged out and whose other pages are lazily freed and
+ *    written again; a collapser thread MADV_COLLAPSEs it (the
+ *    collapse_huge_page() khugepaged runs), and once its swap-in has begun
+ *    (the first page is back) COLLAPSE_PAGERS pager threads, one slice of
+ *    the present pages each, MADV_PAGEOUT theirs again and again:
+ *    try_to_unmap_one() parks each, finds it redirtied and sets it again,
+ *    so the parks go on without using the pages up. No thread faults in
+ *    the region meanwhile, so a fault that met a park of try_to_unmap_one
+ *    (parked_by_unmap) is the swap-in's: it must have met some (at least
+ *    COLLAPSE_ROUNDS rounds, until it did, RACE_SECS at most; windows
+ *    widened to 50 us where the kernel can: a park lasts a few
+ *    instructions). Then every page must hold its pattern, and be present.
+ *
  * The swap-in rounds go on past ROUNDS until swapin_lost moved (at most
  * RACE_SECS seconds): "race not reproduced" is a failure of its own.
  *
@@ -87,6 +106,9 @@
 #define SWAP_DEV "/dev/zram0"
 #define SWAPOFF_SECS 60
 #define RACE_SECS 20
+#define COLLAPSE_ROUNDS 6	/* part 4: rounds at least */
+#define COLLAPSE_SWAPPED 256	/* part 4: the first pages, paged out before the collapse */
+#define COLLAPSE_PAGERS 8	/* part 4: pager threads, one slice of the region each */
 
 static char *base;
 static volatile int stop;
@@ -114,17 +136,21 @@ static void *reader(void *p)
 	return NULL;
 }
 
-/* MADV_PAGEOUT over the round's region, from the CPU this runs on. */
+/* The first page_out_pages pages of the round's region are paged out. */
+static long page_out_pages = PAGES;
+
+/* MADV_PAGEOUT of those pages, from the CPU this runs on. */
 static void page_out(void *unused)
 {
 	(void)unused;
-	if (madvise(base, PAGES * PAGE, MADV_PAGEOUT))
+	if (madvise(base, page_out_pages * PAGE, MADV_PAGEOUT))
 		tap_bail("MADV_PAGEOUT");
 }
 
 /*
- * A new region (base) of PAGES pages, each holding its pattern, paged out:
- * how many are swapped in pagemap and how many present (want PAGES, 0).
+ * The region at base (PAGES pages, MADV_NOHUGEPAGE) filled, each page with
+ * its pattern, and its first @n pages paged out: how many pages are
+ * swapped in pagemap and how many present (want @n and the rest).
  *
  * A page can stay in: MADV_PAGEOUT drains only this CPU's LRU add batch,
  * and the pages faulted before the scheduler moved this thread sit in
@@ -134,25 +160,31 @@ static void page_out(void *unused)
  * drains each CPU's batch, a few times at most before the caller's check
  * calls it a failure.
  */
-static void map_paged_out(long *swapped, long *present)
+static void fill_paged_out(long n, long *swapped, long *present)
 {
 	size_t len = PAGES * PAGE;
 	long i;
 	int k;
 
-	base = map_anon(len);
-	madvise(base, len, MADV_NOHUGEPAGE);
 	for (i = 0; i < PAGES; i++)
 		*(uint64_t *)(base + i * PAGE) = MAGIC | i;
-	if (madvise(base, len, MADV_PAGEOUT))
-		tap_bail("MADV_PAGEOUT");
+	page_out_pages = n;
+	page_out(NULL);
 	for (k = 0;; k++) {
 		*swapped = pagemap_count(base, len, PM_SWAPPED);
 		*present = pagemap_present(base, len);
-		if ((*swapped == PAGES && *present == 0) || k == 3)
+		if ((*swapped == n && *present == PAGES - n) || k == 3)
 			break;
 		on_each_cpu_call(page_out, NULL);
 	}
+}
+
+/* A new region (base) of PAGES pages, each with its pattern, paged out. */
+static void map_paged_out(long *swapped, long *present)
+{
+	base = map_anon(PAGES * PAGE);
+	madvise(base, PAGES * PAGE, MADV_NOHUGEPAGE);
+	fill_paged_out(PAGES, swapped, present);
 }
 
 /* One round of swap-in races; 1 if content, pagemap and smaps are right. */
@@ -538,6 +570,171 @@ static void take_race(int n)
 	munmap(t, sizeof(*t));
 }
 
+/*
+ * Part 4: khugepaged's swap-in under reclaim's parks. A fault that met a
+ * reclaim park since @m: try_to_unmap_one()'s (-1: no parking sites).
+ */
+struct collapse_result {
+	int need, done, widened, rounds, collapsed, began, cycle_failed;
+	long bad, not_out, not_present;
+	long long met, pageouts;	/* parks of try_to_unmap_one met; pager passes */
+	char parked[200];		/* every park met, by site */
+	char cycle[160];
+};
+
+static volatile int collapse_over;
+
+static void *collapser(void *p)
+{
+	struct collapse_result *c = p;
+
+	pthread_barrier_wait(&bar);
+	if (madvise(base, PAGES * PAGE, 25 /* MADV_COLLAPSE */) == 0)
+		c->collapsed++;
+	__atomic_store_n(&collapse_over, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Pager @k of COLLAPSE_PAGERS, over its own slice of the region, until the
+ * collapse returns: MADV_PAGEOUT of the pages that were present, lazily
+ * freed and written again (their pattern: a present PTE, no fault) before;
+ * then that again. try_to_unmap_one() parks each, finds it redirtied and
+ * sets it again: a
+ * park at every page, pass after pass, that consumes nothing (a page paged
+ * out would lock its folio and end the swap-in with a RETRY, and be gone
+ * for the next pass). Only this pager touches its slice, so its own writes
+ * never meet its parks.
+ */
+struct collapse_pager_arg {
+	struct collapse_result *c;
+	long k;
+};
+
+/* MADV_FREE of @pages pages from page @first, then a write of each: lazily freed, redirtied. */
+static void collapse_redirty(long first, long pages)
+{
+	long i;
+
+	madvise(base + first * PAGE, pages * PAGE, MADV_FREE);
+	for (i = first; i < first + pages; i++)
+		*(volatile uint64_t *)(base + i * PAGE) = MAGIC | i;
+}
+
+static void *collapse_pager(void *p)
+{
+	struct collapse_pager_arg *a = p;
+	long slice = (PAGES - COLLAPSE_SWAPPED) / COLLAPSE_PAGERS;
+	long first = COLLAPSE_SWAPPED + a->k * slice;
+
+	pthread_barrier_wait(&bar);
+	/*
+	 * Not before the swap-in has begun (the first page, paged out before,
+	 * is back): the collapse's scan before it gives up on a page that
+	 * reclaim has isolated.
+	 */
+	while (!pagemap_present(base, PAGE) && !__atomic_load_n(&collapse_over, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (a->k == 0 && pagemap_present(base, PAGE))
+		a->c->began++;
+	while (!__atomic_load_n(&collapse_over, __ATOMIC_ACQUIRE)) {
+		madvise(base + first * PAGE, slice * PAGE, MADV_PAGEOUT);
+		__atomic_add_fetch(&a->c->pageouts, 1, __ATOMIC_RELAXED);
+		collapse_redirty(first, slice);
+	}
+	return NULL;
+}
+
+static void collapse_child(void *arg)
+{
+	struct collapse_result *c = arg;
+	size_t len = PAGES * PAGE;
+	struct parked_mark mark;
+	double t0 = now();
+	int r;
+
+	/*
+	 * A park lasts a few instructions, and the swap-in reads each PTE
+	 * once: widened (50 us) from the start where the kernel can
+	 * (CONFIG_PFSCALE_RACE_WINDOWS; a widened boot keeps its own).
+	 */
+	c->widened = c->need && race_windows_widen("50");
+	parked_mark(&mark);
+	for (r = 0; r < fixed_count(COLLAPSE_ROUNDS) ||
+		    (c->need && c->met == 0 && now() - t0 < RACE_SECS); r++) {
+		struct collapse_pager_arg arg[COLLAPSE_PAGERS];
+		pthread_t a, b[COLLAPSE_PAGERS];
+		long i, swapped, present;
+		int k;
+
+		base = map_one_table();
+		fill_paged_out(COLLAPSE_SWAPPED, &swapped, &present);
+		c->not_out += COLLAPSE_SWAPPED - swapped;
+		/* The pagers' first pass parks at once. */
+		collapse_redirty(COLLAPSE_SWAPPED, PAGES - COLLAPSE_SWAPPED);
+		/* MADV_COLLAPSE refuses a VM_NOHUGEPAGE range. */
+		madvise(base, len, MADV_HUGEPAGE);
+		collapse_over = 0;
+		pthread_barrier_init(&bar, NULL, COLLAPSE_PAGERS + 1);
+		if (pthread_create(&a, NULL, collapser, c))
+			tap_bail("pthread_create");
+		for (k = 0; k < COLLAPSE_PAGERS; k++) {
+			arg[k].c = c;
+			arg[k].k = k;
+			if (pthread_create(&b[k], NULL, collapse_pager, &arg[k]))
+				tap_bail("pthread_create");
+		}
+		pthread_join(a, NULL);
+		for (k = 0; k < COLLAPSE_PAGERS; k++)
+			pthread_join(b[k], NULL);
+		pthread_barrier_destroy(&bar);
+		c->met = parked_since(&mark.sites, "unmap");
+		for (i = 0; i < PAGES; i++)
+			if (*(volatile uint64_t *)(base + i * PAGE) != (MAGIC | i))
+				c->bad++;
+		if (pagemap_present(base, len) != PAGES)
+			c->not_present++;
+		munmap(base, len);
+	}
+	if (c->widened)
+		race_windows_off();
+	parked_moved(&mark.sites, c->parked, sizeof(c->parked));
+	c->rounds = r;
+	c->done = 1;
+	/* What reclaim left in the swap cache, off the anon LRU level. */
+	if (swap_cycle(c->cycle, sizeof(c->cycle)))
+		c->cycle_failed = 1;
+}
+
+static void collapse_race(void)
+{
+	struct collapse_result *c = map_shared(sizeof(*c));
+	struct parked_sites sites;
+	const char *what = "MADV_COLLAPSE's swap-in under MADV_PAGEOUT";
+	struct leak_watch w;
+	int status;
+
+	parked_sites_read(&sites);
+	c->need = sites.n >= 0;
+	status = leak_watch_run(&w, collapse_child, c);
+	tap_check(status == 0 && c->done && !c->cycle_failed && c->bad == 0 && c->not_out == 0 &&
+		  c->not_present == 0,
+		  "%s: %d rounds (its first %d pages paged out first; the swap-in began in %d; %lld pager passes over a slice; MADV_COLLAPSE succeeded in %d, the pagers hold what it must isolate): %ld wrong reads after, %ld pages not paged out before, %ld rounds with pages not present after; swapoff/swapon after: %s",
+		  what, c->rounds, COLLAPSE_SWAPPED, c->began, c->pageouts, c->collapsed, c->bad,
+		  c->not_out, c->not_present, c->cycle);
+	if (!c->need)
+		tap_check(c->done, "%s: race offered in %d rounds (no parking sites counted in this kernel)",
+			  what, c->rounds);
+	else
+		tap_check(c->met > 0,
+			  "%s: race reproduced: __collapse_huge_page_swapin() met %lld PTEs parked by try_to_unmap_one (%d rounds; nothing else faults in the region; every park met: %s)%s%s",
+			  what, c->met, c->rounds, c->parked,
+			  c->widened ? "; race windows widened to 50 us for it" : "",
+			  c->met > 0 ? "" : ": race not reproduced");
+	leak_watch_check(&w, what);
+	munmap(c, sizeof(*c));
+}
+
 int main(int argc, char **argv)
 {
 	int n = 2 * ncpus(), r, ok = 1, status;
@@ -557,8 +754,8 @@ int main(int argc, char **argv)
 	res = map_shared(sizeof(*res));
 	/* swap on; swap-in content; swapin_lost (pfscale only); reclaim I/O,
 	 * reclaim content, its leak checks; per taker content, race and leak
-	 * checks; SwapFree. */
-	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? 6 : 5) + NTAKE * (2 + LEAK_CHECKS));
+	 * checks; the collapse's content, race and leak checks; SwapFree. */
+	tap_plan(LEAK_CHECKS + (lost0 >= 0 ? 6 : 5) + NTAKE * (2 + LEAK_CHECKS) + 2 + LEAK_CHECKS);
 	if (!tap_check(swap_ready(), "swap is on (SwapTotal %ld kB)", meminfo_kb("SwapTotal")))
 		return tap_exit();
 	if (n < 4)
@@ -603,6 +800,7 @@ int main(int argc, char **argv)
 	leak_watch_check(&w, "writers racing reclaim");
 
 	take_race(n);
+	collapse_race();
 
 	r = swap_cycle(why, sizeof(why));
 	tap_check(r == 0 && meminfo_kb("SwapFree") == meminfo_kb("SwapTotal"),
