@@ -69,12 +69,14 @@ static int in_list(const char *name, const char *const *list, size_t n)
 /*
  * Counters with events of their own: not those that count faults taken,
  * nor busy_pte_fault, whose events carry the name of the parking site's
- * counter (parked_by_*), which is checked instead.
+ * counter (parked_by_*), which is checked instead, nor
+ * anon_cmpxchg_backout, a part of anon_cmpxchg_lost, whose events carry
+ * that name.
  */
 static int is_loss_counter(const char *name)
 {
 	return strcmp(name, "anon_fault_locked") && strcmp(name, "anon_fault_atomic") &&
-	       strcmp(name, "busy_pte_fault");
+	       strcmp(name, "busy_pte_fault") && strcmp(name, "anon_cmpxchg_backout");
 }
 
 static void trace_write(const char *file, const char *s)
