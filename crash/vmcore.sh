@@ -9,7 +9,8 @@
 #   crash/vmcore.sh -k ARTIFACT_DIR -i INITRAMFS -o DIR [-c CPUS] [-m MB]
 #                   [-w race|panic] [-a KERNEL_ARGS]
 #
-# -w race   (default) dump while t_same_pages threads race in the guest
+# -w race   (default) dump while h_race_loop's threads race in the guest
+#           (after one t_same_pages run); the console line names its PID
 # -w panic  the guest panics (sysrq c) after one race; the kernel runs with
 #           panic=0 (wait forever: this kernel has no pvpanic driver, so
 #           QEMU's -action panic=pause would never fire) and the host dumps
@@ -62,6 +63,9 @@ for _ in $(seq 1200); do
 done
 [ -n "$line" ] || die "no '$marker' on the console within 600 s (see $log)"
 echo "vmcore: $line"
+# The racing process, for the command lines below (race dumps only).
+pid=$(sed -n 's/.* racing in pid \([0-9][0-9]*\) .*/\1/p' <<<"$line")
+[ "$at" = race ] && [ -z "$pid" ] && die "no PID in '$line'"
 [ "$at" = panic ] && sleep 2	# let panic() finish printing and stop the other CPUs
 
 # dump-guest-memory is synchronous without -d; "stop" first so all three
@@ -92,14 +96,15 @@ crash (ps, vm PID, vtop -u do not work on 6.1: use pfps, pfvma, pfrss, pfpte):
   crash> extend $out/pfscale.so
   crash> pfcounters
   crash> pfps
-  crash> pfvma PID
+  crash> pfvma ${pid:-PID}
+  crash> pfrss ${pid:-PID}
   (the same with $corez)
 
 gdb (on vmcore.paging only: on the plain ELF gdb silently reads vmlinux's initial data):
   gdb $art/vmlinux $corep \\
       -ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py"
   (gdb) pf-counters
-  (gdb) pf-rss PID
+  (gdb) pf-rss ${pid:-PID}
 
 The dumps are $(du -sh "$out" | cut -f1) in all: rm -f $out/vmcore* when done.
 EOT
