@@ -4,8 +4,11 @@
 #define PFSCALE_TEST_COMMON_H
 
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -1078,6 +1081,45 @@ static inline void *slot_race_chunk_zapper(void *p)
 		sched_yield();
 	}
 	return NULL;
+}
+
+/* A userfaultfd (non-blocking) with its API handshake done; -1 if none. */
+static inline int uffd_open(void)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd >= 0 && ioctl(fd, UFFDIO_API, &api)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The next message of userfaultfd @fd, waiting up to 10 ms: 1 with the
+ * faulting page's address in *@addr for a page fault, -1 for another
+ * event, 0 for none.
+ */
+static inline int uffd_next_fault(int fd, unsigned long *addr)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct uffd_msg msg;
+
+	if (poll(&pfd, 1, 10) <= 0 || read(fd, &msg, sizeof(msg)) != sizeof(msg))
+		return 0;
+	if (msg.event != UFFD_EVENT_PAGEFAULT)
+		return -1;
+	*addr = msg.arg.pagefault.address & ~(PAGE - 1);
+	return 1;
+}
+
+/* Wake the faults waiting on @addr's page: a fill found it filled (EEXIST). */
+static inline void uffd_wake(int fd, unsigned long addr)
+{
+	struct uffdio_range r = { addr, PAGE };
+
+	ioctl(fd, UFFDIO_WAKE, &r);
 }
 
 /* munmap() drains this CPU's LRU batches first (unmap_region()'s lru_add_drain()). */

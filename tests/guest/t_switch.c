@@ -32,10 +32,7 @@
  * a reclaim, a THP split or a filled missing fault seen (RACE_SECS
  * at most); a write lost, or that evidence missing, fails.
  */
-#include <poll.h>
-#include <sys/ioctl.h>
 #include <time.h>
-#include <linux/userfaultfd.h>
 #include "common.h"
 
 #define PAGES 1024
@@ -143,25 +140,20 @@ static volatile int uffd_stop;
  */
 static void *uffd_filler(void *p)
 {
-	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
-	struct uffd_msg msg;
+	unsigned long addr;
 
 	(void)p;
 	while (!uffd_stop) {
 		struct uffdio_zeropage z = { .mode = 0 };
 
-		if (poll(&pfd, 1, 10) <= 0 || read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
-		    msg.event != UFFD_EVENT_PAGEFAULT)
+		if (uffd_next_fault(uffd, &addr) <= 0)
 			continue;
-		z.range.start = msg.arg.pagefault.address & ~(PAGE - 1);
+		z.range.start = addr;
 		z.range.len = PAGE;
-		if (ioctl(uffd, UFFDIO_ZEROPAGE, &z) == 0) {
+		if (ioctl(uffd, UFFDIO_ZEROPAGE, &z) == 0)
 			__atomic_add_fetch(&uffd_fills, 1, __ATOMIC_RELAXED);
-		} else if (errno == EEXIST) {
-			struct uffdio_range r = { z.range.start, PAGE };
-
-			ioctl(uffd, UFFDIO_WAKE, &r);
-		}
+		else if (errno == EEXIST)
+			uffd_wake(uffd, addr);
 	}
 	return NULL;
 }
@@ -169,11 +161,10 @@ static void *uffd_filler(void *p)
 /* The region registered for missing faults, and its filler started. */
 static void uffd_start(pthread_t *filler)
 {
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+	uffd = uffd_open();
+	if (uffd < 0)
 		tap_bail("userfaultfd");
 	reg.range.start = (unsigned long)race.base;
 	reg.range.len = race.pages * PAGE;

@@ -20,9 +20,6 @@
  * the locked path (U's missing faults). The race runs in a forked child;
  * then AnonPages and PageTables must be back and no bad-mm kernel message.
  */
-#include <linux/userfaultfd.h>
-#include <poll.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include "common.h"
 
@@ -58,24 +55,20 @@ static long long counter(const char *name)
 static void *handler(void *arg)
 {
 	static char src[PAGE] __attribute__((aligned(4096)));
-	struct uffd_msg msg;
-	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
 
 	(void)arg;
 	while (!handler_stop) {
 		unsigned long addr;
-		int exist = 0;
+		int exist = 0, got;
 		long pg;
 
-		if (poll(&pfd, 1, 10) <= 0)
+		got = uffd_next_fault(uffd, &addr);
+		if (got == 0)
 			continue;
-		if (read(uffd, &msg, sizeof(msg)) != sizeof(msg))
-			continue;
-		if (msg.event != UFFD_EVENT_PAGEFAULT) {
+		if (got < 0) {
 			res->wrong_fill++;
 			continue;
 		}
-		addr = msg.arg.pagefault.address & ~(PAGE - 1);
 		pg = (addr - (unsigned long)ureg) / PAGE;
 		if (pg < 0 || pg >= PAGES) {
 			res->wrong_fill++;
@@ -103,11 +96,8 @@ static void *handler(void *arg)
 			else
 				res->wrong_fill++;
 		}
-		if (exist) {
-			struct uffdio_range r = { addr, PAGE };
-
-			ioctl(uffd, UFFDIO_WAKE, &r);
-		}
+		if (exist)
+			uffd_wake(uffd, addr);
 	}
 	return NULL;
 }
@@ -153,7 +143,6 @@ static void *worker(void *arg)
 
 static void child(void *arg)
 {
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
 	pthread_t tid[NTHREADS], h;
 	long long locked = counter("anon_fault_locked");
 	long long atomic = counter("anon_fault_atomic");
@@ -163,8 +152,8 @@ static void child(void *arg)
 	int k, r;
 
 	(void)arg;
-	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+	uffd = uffd_open();
+	if (uffd < 0)
 		return;
 	res->api_ok = 1;
 	spin_barrier_init(&start_bar, NTHREADS);
