@@ -570,10 +570,7 @@ static void take_race(int n)
 	munmap(t, sizeof(*t));
 }
 
-/*
- * Part 4: khugepaged's swap-in under reclaim's parks. A fault that met a
- * reclaim park since @m: try_to_unmap_one()'s (-1: no parking sites).
- */
+/* Part 4: khugepaged's swap-in under reclaim's parks; what the child found. */
 struct collapse_result {
 	int need, done, widened, rounds, collapsed, began, cycle_failed;
 	long bad, not_out, not_present;
@@ -600,10 +597,9 @@ static void *collapser(void *p)
  * collapse returns: MADV_PAGEOUT of the pages that were present, lazily
  * freed and written again (their pattern: a present PTE, no fault) before;
  * then that again. try_to_unmap_one() parks each, finds it redirtied and
- * sets it again: a
- * park at every page, pass after pass, that consumes nothing (a page paged
- * out would lock its folio and end the swap-in with a RETRY, and be gone
- * for the next pass). Only this pager touches its slice, so its own writes
+ * sets it again: a park at every page, pass after pass, that consumes
+ * nothing (a page paged out would lock its folio and end the swap-in with a
+ * RETRY, and be gone for the next pass). Only this pager touches its slice, so its own writes
  * never meet its parks.
  */
 struct collapse_pager_arg {
