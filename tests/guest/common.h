@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include "pfscale_trace.h"
 #include "tap.h"
 
 #define PAGE 4096UL
@@ -399,6 +400,28 @@ static inline int write_file(const char *path, const char *s)
 	ret = write(fd, s, strlen(s)) < 0 ? -errno : 0;
 	close(fd);
 	return ret;
+}
+
+/* Write @s to tracefs' @file (relative to PFSCALE_TRACEFS); bail on failure. */
+static inline void tracefs_write(const char *file, const char *s)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), PFSCALE_TRACEFS "/%s", file);
+	if (write_file(path, s)) {
+		tap_diag("cannot write '%s' to %s", s, path);
+		tap_bail("tracefs write");
+	}
+}
+
+/* Empty the trace buffer: opening it with O_TRUNC does (a write does not). */
+static inline void tracefs_empty(void)
+{
+	int fd = open(PFSCALE_TRACEFS "/trace", O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		tap_bail("open " PFSCALE_TRACEFS "/trace O_TRUNC");
+	close(fd);
 }
 
 #define RACE_WINDOW_US "/sys/kernel/debug/pfscale/race_window_us"

@@ -5,15 +5,24 @@
  * (unmap_page_range() under mmap_read_lock, not the exit-time teardown),
  * while the victim's threads may still be inside faults that install
  * pages beside it (a SIGKILL is taken on the way back to user space). Per
- * round a victim with 2 x CPUs threads that rewrite and MADV_DONTNEED
- * their own pages of a shared region without pause (faults in flight
- * all the time), killed by pidfd_send_signal() and reaped by
- * process_mrelease() as soon as its threads have run a while. Each round
- * is a child of the leak watch's child, so AnonPages, PageTables, Mlocked and
- * the anon LRU must be back and no bad-mm or bad-page message logged once
- * the victims are gone. Evidence: process_mrelease() reaped (returned 0)
- * in ROUNDS rounds while the victim's faults ran (its fault count moved
- * in the millisecond before the kill).
+ * victim 2 x CPUs threads rewrite and MADV_DONTNEED their own pages of a
+ * shared region without pause (faults in flight all the time); it is
+ * killed by pidfd_send_signal() and reaped by process_mrelease() as soon
+ * as its threads have run a while.
+ *
+ * Evidence that a fault met the reaper, at its site: the reaper sets
+ * MMF_UNSTABLE before it zaps, and a fault that finds it
+ * (check_stable_address_space(): under the PTE lock on the locked path,
+ * after reading the empty PTE and again after a win on the atomic one)
+ * returns VM_FAULT_SIGBUS, which the x86 fault handler turns into a
+ * SIGBUS for the faulting thread. Nothing else here raises SIGBUS, so the
+ * signal:signal_generate trace events with sig 7 are those faults. Victims
+ * are killed until ROUNDS of them had such a fault (at most ROUND_TRIES;
+ * the race windows widened after half of them, where the kernel can). The
+ * victims run in a child of the leak watch's child, so AnonPages,
+ * PageTables, Mlocked and the anon LRU must be back, and no bad-mm or
+ * bad-page message logged, once they are gone: a page a fault installed
+ * behind the reaper is freed by exit_mmap().
  */
 #include <signal.h>
 #include <sys/syscall.h>
@@ -32,13 +41,16 @@
 
 #define PAGES 1024
 #define ROUNDS 4
-#define ROUND_TRIES 40	/* victims killed, at most */
+#define ROUND_TRIES 80	/* victims killed, at most */
+#define SIGBUS_EVENT "events/signal/signal_generate"
 
 /* Shared with the victims: pages written, so the killer sees faults run. */
 struct shared {
 	long writes;
-	int reaped, tries, busy_at_kill, errors;
+	int reaped, tries, busy_at_kill, errors, widened;
 	int first_errno;
+	int met;		/* victims with a fault that met the reaper */
+	long sigbus;		/* such faults, over all victims */
 };
 
 static struct shared *sh;
@@ -70,10 +82,43 @@ static void victim(void)
 	victim_thread(0);
 }
 
+/* Trace the SIGBUS signals raised from now on (only those: a filter). */
+static void sigbus_trace_start(void)
+{
+	tracefs_write("tracing_on", "0");
+	tracefs_write(SIGBUS_EVENT "/filter", "sig == 7");
+	tracefs_write(SIGBUS_EVENT "/enable", "1");
+	tracefs_empty();
+	tracefs_write("tracing_on", "1");
+}
+
+static void sigbus_trace_stop(void)
+{
+	tracefs_write(SIGBUS_EVENT "/enable", "0");
+	tracefs_write(SIGBUS_EVENT "/filter", "0");
+	tracefs_empty();
+}
+
+/* SIGBUS signals traced since sigbus_trace_start(). */
+static long sigbus_traced(void)
+{
+	FILE *f = fopen(PFSCALE_TRACEFS "/trace", "r");
+	char line[512];
+	long n = 0;
+
+	if (!f)
+		tap_bail("open " PFSCALE_TRACEFS "/trace");
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "signal_generate: sig=7 "))
+			n++;
+	fclose(f);
+	return n;
+}
+
 /* One victim: fork, let it fault, kill it and reap its mm at once. */
 static void one_victim(void)
 {
-	long w0, w1;
+	long w0, w1, sigbus0 = sigbus_traced(), sigbus;
 	pid_t pid;
 	int fd, ret;
 
@@ -106,14 +151,23 @@ static void one_victim(void)
 	}
 	close(fd);
 	waitpid(pid, NULL, 0);
+	sigbus = sigbus_traced() - sigbus0;
+	sh->sigbus += sigbus;
+	if (ret == 0 && sigbus > 0)
+		sh->met++;
 }
 
-/* The killer, in the leak watch's child: victims until enough were reaped busy. */
+/* The killer, in the leak watch's child: victims until enough met the reaper. */
 static void killer(void *unused)
 {
 	(void)unused;
-	while (sh->busy_at_kill < fixed_count(ROUNDS) && sh->tries < ROUND_TRIES)
+	while (sh->met < fixed_count(ROUNDS) && sh->tries < ROUND_TRIES) {
+		if (sh->tries == ROUND_TRIES / 2 && !sh->widened)
+			sh->widened = race_windows_widen("50");
 		one_victim();
+	}
+	if (sh->widened)
+		race_windows_off();
 }
 
 int main(int argc, char **argv)
@@ -125,14 +179,20 @@ int main(int argc, char **argv)
 	(void)argc;
 	sh = map_shared(sizeof(*sh));
 	tap_plan(1 + LEAK_CHECKS);
+	if (access(PFSCALE_TRACEFS "/" SIGBUS_EVENT, F_OK))
+		tap_bail("no " PFSCALE_TRACEFS "/" SIGBUS_EVENT ": the fault that meets the reaper cannot be seen");
+	sigbus_trace_start();
 	status = leak_watch_run(&w, killer, NULL);
+	sigbus_trace_stop();
 	if (sh->errors)
 		tap_diag("process_mrelease failed %d times (first: %s): the victim's mm was gone already",
 			 sh->errors, strerror(sh->first_errno));
-	tap_check(status == 0 && sh->busy_at_kill >= fixed_count(ROUNDS),
-		  "race reproduced: process_mrelease() reaped %d victims killed while their %ld threads faulted (%d reaped of %d killed; %ld wanted)%s",
-		  sh->busy_at_kill, 2 * ncpus(), sh->reaped, sh->tries, fixed_count(ROUNDS),
-		  sh->busy_at_kill >= fixed_count(ROUNDS) ? "" : ": race not reproduced");
+	tap_check(status == 0 && sh->met >= fixed_count(ROUNDS),
+		  "race reproduced: faults met the OOM reaper (check_stable_address_space() found MMF_UNSTABLE: SIGBUS) in %d victims, %ld such faults (%s path; %d reaped of %d killed, %d while their %ld threads faulted; %ld wanted)%s%s",
+		  sh->met, sh->sigbus, pfscale_path(), sh->reaped, sh->tries, sh->busy_at_kill,
+		  2 * ncpus(), fixed_count(ROUNDS),
+		  sh->widened ? "; race windows widened to 50 us after half the victims" : "",
+		  sh->met >= fixed_count(ROUNDS) ? "" : ": race not reproduced");
 	leak_watch_check(&w, "victims reaped by process_mrelease");
 	return tap_exit();
 }

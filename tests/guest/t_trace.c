@@ -79,17 +79,6 @@ static int is_loss_counter(const char *name)
 	       strcmp(name, "busy_pte_fault") && strcmp(name, "anon_cmpxchg_backout");
 }
 
-static void trace_write(const char *file, const char *s)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), TRACING "/%s", file);
-	if (write_file(path, s)) {
-		tap_diag("cannot write '%s' to %s", s, path);
-		tap_bail("tracefs write");
-	}
-}
-
 /*
  * The pfscale events @on ("1") or off ("0"), an empty buffer, tracing on;
  * then the counters, read while tracing is on, so that no loss counted
@@ -97,16 +86,10 @@ static void trace_write(const char *file, const char *s)
  */
 static void trace_start(const char *on, struct counters *before)
 {
-	int fd;
-
-	trace_write("tracing_on", "0");
-	trace_write("events/pfscale/enable", on);
-	/* Opening it with O_TRUNC empties the buffer (a write does not). */
-	fd = open(TRACING "/trace", O_WRONLY | O_TRUNC);
-	if (fd < 0)
-		tap_bail("open " TRACING "/trace O_TRUNC");
-	close(fd);
-	trace_write("tracing_on", "1");
+	tracefs_write("tracing_on", "0");
+	tracefs_write("events/pfscale/enable", on);
+	tracefs_empty();
+	tracefs_write("tracing_on", "1");
 	read_counters(before);
 }
 
@@ -305,8 +288,8 @@ int main(int argc, char **argv)
 	/* Counting on (the events fire either way); room for a round's events. */
 	if (write_file(COUNTERS_ENABLE, "1"))
 		tap_bail("write " COUNTERS_ENABLE);
-	trace_write("tracing_on", "0");
-	trace_write("buffer_size_kb", "4096");
+	tracefs_write("tracing_on", "0");
+	tracefs_write("buffer_size_kb", "4096");
 	trace_start("1", &before);
 	t0 = now();
 	do {
@@ -315,7 +298,7 @@ int main(int argc, char **argv)
 		read_trace(&before, area, &k);
 	} while ((!k.install || !k.populate) && now() - t0 < RACE_SECS);
 	read_counters(&after);
-	trace_write("tracing_on", "0");
+	tracefs_write("tracing_on", "0");
 	read_trace(&before, area, &k);
 
 	tap_check(k.install && k.populate,
@@ -349,7 +332,7 @@ int main(int argc, char **argv)
 		read_counters(&after);
 		moved = loss_delta(&before, &after);
 	} while (!moved && now() - t0 < RACE_SECS);
-	trace_write("tracing_on", "0");
+	tracefs_write("tracing_on", "0");
 	read_trace(&before, area, &k);
 	tap_check(moved > 0 && k.events == 0,
 		  "events disabled: counters moved by %ld, %ld events recorded%s",
