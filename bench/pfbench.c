@@ -111,9 +111,8 @@ static double min_balance = 0.95;
 /*
  * A run at full speed: its slowest worker made at least this fraction of
  * the usual faults per second. The pfcost plugin sees the vCPUs'
- * instructions per host second; at 2 threads this rate and that one fall
- * on the same side of 0.9 in 677 of 697 runs (make bench runs G, H, I;
- * the others within 0.05 of it).
+ * instructions per host second, and at 2 threads the two rates nearly
+ * always fall on the same side of 0.9 (docs/bench.md, "Balanced runs").
  */
 #define FULL_SPEED 0.9
 static int have_atomic, have_counters;	/* the debugfs switches exist */

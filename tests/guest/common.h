@@ -1442,8 +1442,7 @@ static inline int run_child(void (*fn)(void *), void *arg)
  * Fault in, before the first level is read, what the watch itself touches:
  * the stack below this frame (fork() and stdio run deeper than the first
  * reading did) and what a reading allocates. Else the parent's own first
- * touch of a page lands between the levels: the atomic boot of make test
- * once showed each newly watched test 4 kB (one page) above its level.
+ * touch of a page lands between the levels, one page above the level.
  */
 static __attribute__((noinline)) void leak_watch_warm(void)
 {

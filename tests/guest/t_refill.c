@@ -3,8 +3,7 @@
  * A zap empties a present PTE for good under the PTE lock, and on the
  * atomic path a lockless fault may fill it again before the zap is done
  * with it: what the zap does next must not assume the PTE stays empty
- * (zap_pte_range() asserted it did; make test once saw that WARNING from
- * t_fork).
+ * (zap_pte_range() asserted it did, and that WARNING fired under t_fork).
  *
  * Made to happen: a zapper thread read-faults one page (mapping the zero
  * page) and MADV_DONTNEEDs it, over and over; reader threads read the
