@@ -96,9 +96,9 @@ $(BUILD)/pfscale.so: crash/pfscale.c
 # against the API declarations in qemu/plugin/ (Debian ships no header).
 PLUGIN := $(BUILD)/pfcost.so
 plugin: $(PLUGIN)
-$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h | deps
+$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
-	gcc -O2 -g -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -o $@ $<
+	gcc -O2 -g -Wall -Wextra -Werror -Ibench -shared -fPIC -fvisibility=hidden -o $@ $<
 
 # The host's TSC rate, for the perf guest's tsc_early_khz= (bench/run.sh).
 HOST_TSC_KHZ := $(BUILD)/host-tsc-khz

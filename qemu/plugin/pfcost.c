@@ -20,11 +20,11 @@
  *              ("window_list": seconds, transfers by data class, per-vCPU
  *              counts), to see what varies within a run
  *
- * Markers (docs/bench.md "Cost model"): `xchg %bx,%bx` (66 87 db) starts an
- * interval, the next one ends it; `xchg %dx,%dx` (66 87 d2) ends the running
- * interval and starts the next at once (phases). Counting covers all vCPUs,
- * whichever vCPU executed the marker. Inside an interval, `xchg %cx,%cx`
- * (66 87 c9) opens a window and `xchg %si,%si` (66 87 f6) closes it: the
+ * Markers (bench/pfcost.h, the protocol's one description; docs/bench.md
+ * "Cost model"): the mark starts an interval, the next one ends it; the
+ * phase marker ends the running interval and starts the next at once.
+ * Counting covers all vCPUs, whichever vCPU executed the marker. Inside an
+ * interval, the window markers open and close a window: the
  * record's "window" sums faults, instructions and transfers per vCPU over
  * the closed windows (pfbench: from when its last worker starts to when
  * the first one is done, the stretch in which all of them run).
@@ -68,6 +68,7 @@
 #include <time.h>
 
 #include "qemu-plugin-api.h"
+#include "pfcost.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -333,10 +334,8 @@ static void tb_exec(unsigned int vcpu, void *udata);
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr,
 		       void *udata);
 
-#define MARK_TOGGLE ((void *)1)
-#define MARK_PHASE ((void *)2)
-#define MARK_WINDOW_OPEN ((void *)3)
-#define MARK_WINDOW_CLOSE ((void *)4)
+/* A marker callback's udata: the marker's ModRM byte (bench/pfcost.h). */
+#define MARKER_KIND(modrm) ((void *)(uintptr_t)(modrm))
 
 static int has_gs_prefix(const unsigned char *b, size_t n)
 {
@@ -377,13 +376,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		size_t len = qemu_plugin_insn_size(insn);
 		struct insn_info *ii;
 
-		if (len == 3 && b[0] == 0x66 && b[1] == 0x87 &&
-		    (b[2] == 0xdb || b[2] == 0xd2 || b[2] == 0xc9 || b[2] == 0xf6)) {
-			void *kind = b[2] == 0xdb ? MARK_TOGGLE : b[2] == 0xd2 ? MARK_PHASE :
-				     b[2] == 0xc9 ? MARK_WINDOW_OPEN : MARK_WINDOW_CLOSE;
-
+		if (pfcost_marker_of(b, len)) {
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker, QEMU_PLUGIN_CB_NO_REGS,
-							       kind);
+							       MARKER_KIND(pfcost_marker_of(b, len)));
 			continue;
 		}
 		/* pause: a spin-wait loop (cpu_relax) */
@@ -972,12 +967,12 @@ static void marker(unsigned int vcpu, void *kind)
 {
 	(void)vcpu;
 	pthread_mutex_lock(&marker_lock);
-	if (kind == MARK_WINDOW_OPEN || kind == MARK_WINDOW_CLOSE) {
+	if (kind == MARKER_KIND(PFCOST_WINDOW_OPEN) || kind == MARKER_KIND(PFCOST_WINDOW_CLOSE)) {
 		if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
-			window_mark(kind == MARK_WINDOW_OPEN);
+			window_mark(kind == MARKER_KIND(PFCOST_WINDOW_OPEN));
 	} else if (__atomic_load_n(&active, __ATOMIC_ACQUIRE)) {
 		stop_interval();
-		if (kind == MARK_PHASE)
+		if (kind == MARKER_KIND(PFCOST_PHASE))
 			start_interval();
 	} else {
 		start_interval();
