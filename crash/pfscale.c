@@ -98,7 +98,7 @@ static struct pfs_layout {
 	int level_bits, swp_type_shift, nr_swp_types;
 	const char *swap_kind[1 << PFS_MAX_SWP_TYPE_BITS]; /* per swap type: NULL for swap files */
 	/* pfscale counters */
-	long desc_size, desc_name, desc_site, desc_meaning, nr_counters;
+	long desc_size, desc_name, desc_kind, desc_level, desc_site, desc_meaning, nr_counters;
 } L;
 
 static const char *mm_names[PFS_NR_MM] = { "filepages", "anonpages", "swapents", "shmempages" };
@@ -488,6 +488,8 @@ static void pfs_layout_init(void)
 		{ &L.qstr_name, "qstr", "name", 0 },
 		{ &L.special_name, "vm_special_mapping", "name", 0 },
 		{ &L.desc_name, "pfscale_counter_desc", "name", NEED_COUNTERS },
+		{ &L.desc_kind, "pfscale_counter_desc", "kind", NEED_COUNTERS },
+		{ &L.desc_level, "pfscale_counter_desc", "level", NEED_COUNTERS },
 		{ &L.desc_site, "pfscale_counter_desc", "site", NEED_COUNTERS },
 		{ &L.desc_meaning, "pfscale_counter_desc", "meaning", NEED_COUNTERS },
 	};
@@ -717,7 +719,8 @@ char *help_pfcounters[] = {
 	"  kernel. On a kernel without the pfscale patches it says so.",
 	"    -j  one JSON object, as gdb's pf-counters --json: \"counters\"",
 	"        {NAME: TOTAL}, \"per_cpu\" {CPU: {NAME: VALUE}}, \"desc\"",
-	"        {NAME: {\"site\", \"meaning\"}}",
+	"        {NAME: {\"kind\", \"level\", \"site\", \"meaning\"}} (kind and level:",
+	"        include/linux/pfscale_counters.h)",
 	"\nEXAMPLE",
 	"  %s> pfcounters",
 	"  anon_fault_locked 1234",
@@ -794,11 +797,17 @@ static void cmd_pfcounters(void)
 	}
 	fprintf(fp, "}, \"desc\": {");
 	for (i = 0; i < L.nr_counters; i++) {
-		char site[128], meaning[512];
+		char kind[32], level[32], site[128], meaning[512];
 
+		pfs_desc_string(i, L.desc_kind, kind, sizeof(kind));
+		pfs_desc_string(i, L.desc_level, level, sizeof(level));
 		pfs_desc_string(i, L.desc_site, site, sizeof(site));
 		pfs_desc_string(i, L.desc_meaning, meaning, sizeof(meaning));
-		fprintf(fp, "%s\"%s\": {\"site\": ", i ? ", " : "", names[i]);
+		fprintf(fp, "%s\"%s\": {\"kind\": ", i ? ", " : "", names[i]);
+		pfs_json_str(kind);
+		fprintf(fp, ", \"level\": ");
+		pfs_json_str(level);
+		fprintf(fp, ", \"site\": ");
 		pfs_json_str(site);
 		fprintf(fp, ", \"meaning\": ");
 		pfs_json_str(meaning);

@@ -2,12 +2,15 @@
 /*
  * pfstat: the pfscale lost-race counters as a table, like vmstat.
  *
- *   pfstat [-i SECS] [-n COUNT] [--json]
+ *   pfstat [-i SECS] [-n COUNT] [--kind KIND] [--json]
  *   pfstat --trace [-n EVENTS] [--json]
  *
- * The names come from the kernel's counters file ("name value" lines), so
- * this tool never keeps its own copy of the counter list. With -i, each
- * further sample shows the delta and the rate per second since the last.
+ * The names come from the kernel's counters file ("name value" lines) and
+ * each counter's kind from its descriptions file (faults, lost, detail,
+ * retry, parked: include/linux/pfscale_counters.h), so this tool never
+ * keeps its own copy of the counter list. --kind shows the counters of
+ * that kind only. With -i, each further sample shows the delta and the
+ * rate per second since the last.
  *
  * --trace switches the pfscale trace events on (tracefs) and prints one
  * line per lost race, or per fault that met a parked PTE, as it happens,
@@ -26,6 +29,7 @@
 
 #define DEBUGFS "/sys/kernel/debug"
 #define COUNTERS DEBUGFS "/pfscale/counters"
+#define DESCRIPTIONS DEBUGFS "/pfscale/descriptions"
 #define DEBUGFS_MAGIC 0x64626720
 #define MAX_COUNTERS 64
 
@@ -33,14 +37,38 @@ struct sample {
 	int n;
 	char name[MAX_COUNTERS][64];
 	unsigned long long value[MAX_COUNTERS];
+	char kind[MAX_COUNTERS][16];
 	double t;
 };
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pfstat [-i SECS] [-n COUNT] [--json]\n"
+	fprintf(stderr, "usage: pfstat [-i SECS] [-n COUNT] [--kind KIND] [--json]\n"
 			"       pfstat --trace [-n EVENTS] [--json]\n");
 	exit(2);
+}
+
+/* Each counter's kind, from DESCRIPTIONS (same order); -1 after an error line. */
+static int read_kinds(struct sample *s)
+{
+	char line[512], name[64];
+	FILE *f = fopen(DESCRIPTIONS, "r");
+	int i;
+
+	if (!f) {
+		fprintf(stderr, "pfstat: %s: %s\n", DESCRIPTIONS, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < s->n; i++)
+		if (!fgets(line, sizeof(line), f) ||
+		    sscanf(line, "%63s %15s", name, s->kind[i]) != 2 || strcmp(name, s->name[i])) {
+			fprintf(stderr, "pfstat: %s does not describe counter %s\n", DESCRIPTIONS,
+				s->name[i]);
+			fclose(f);
+			return -1;
+		}
+	fclose(f);
+	return 0;
 }
 
 static int read_sample(struct sample *s)
@@ -71,18 +99,48 @@ static int read_sample(struct sample *s)
 		fprintf(stderr, "pfstat: %s is empty\n", COUNTERS);
 		return -1;
 	}
+	return read_kinds(s);
+}
+
+/* Is counter @i shown: of @kind, or every one if @kind is NULL? */
+static int shown(const struct sample *s, int i, const char *kind)
+{
+	return !kind || !strcmp(s->kind[i], kind);
+}
+
+/* Does any counter of @s have @kind? Else say which kinds there are. */
+static int kind_known(const struct sample *s, const char *kind)
+{
+	int i, j;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->kind[i], kind))
+			return 1;
+	fprintf(stderr, "pfstat: no counter of kind '%s'; kinds:", kind);
+	for (i = 0; i < s->n; i++) {
+		for (j = 0; j < i && strcmp(s->kind[j], s->kind[i]); j++)
+			;
+		if (j == i)
+			fprintf(stderr, " %s", s->kind[i]);
+	}
+	fprintf(stderr, "\n");
 	return 0;
 }
 
-static void print_sample(const struct sample *s, const struct sample *prev, int json)
+static void print_sample(const struct sample *s, const struct sample *prev, int json,
+			 const char *kind)
 {
 	double dt = prev ? s->t - prev->t : 0;
-	int i;
+	int i, first = 1;
 
 	if (json) {
 		printf("{\"interval\": %.3f, \"counters\": {", dt);
 		for (i = 0; i < s->n; i++) {
-			printf("%s\"%s\": {\"value\": %llu", i ? ", " : "", s->name[i], s->value[i]);
+			if (!shown(s, i, kind))
+				continue;
+			printf("%s\"%s\": {\"kind\": \"%s\", \"value\": %llu", first ? "" : ", ",
+			       s->name[i], s->kind[i], s->value[i]);
+			first = 0;
 			if (prev)
 				printf(", \"delta\": %llu, \"rate\": %.1f",
 				       s->value[i] - prev->value[i],
@@ -92,12 +150,14 @@ static void print_sample(const struct sample *s, const struct sample *prev, int 
 		printf("}}\n");
 		return;
 	}
-	printf("%-26s %14s", "counter", "value");
+	printf("%-26s %-6s %14s", "counter", "kind", "value");
 	if (prev)
 		printf(" %12s %12s", "delta", "per-sec");
 	printf("\n");
 	for (i = 0; i < s->n; i++) {
-		printf("%-26s %14llu", s->name[i], s->value[i]);
+		if (!shown(s, i, kind))
+			continue;
+		printf("%-26s %-6s %14llu", s->name[i], s->kind[i], s->value[i]);
 		if (prev)
 			printf(" %12llu %12.1f", s->value[i] - prev->value[i],
 			       dt > 0 ? (s->value[i] - prev->value[i]) / dt : 0.0);
@@ -210,6 +270,7 @@ int main(int argc, char **argv)
 	double interval = 0;
 	long count = 1, i;
 	int json = 0, trace = 0, counted = 0, k;
+	const char *kind = NULL;
 	char *end;
 
 	for (k = 1; k < argc; k++) {
@@ -217,6 +278,8 @@ int main(int argc, char **argv)
 			json = 1;
 		} else if (!strcmp(argv[k], "--trace")) {
 			trace = 1;
+		} else if (!strcmp(argv[k], "--kind") && k + 1 < argc) {
+			kind = argv[++k];
 		} else if (!strcmp(argv[k], "-i") && k + 1 < argc) {
 			interval = strtod(argv[++k], &end);
 			if (*end || interval <= 0)
@@ -233,7 +296,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (trace) {
-		if (interval > 0)
+		if (interval > 0 || kind)
 			usage();
 		return trace_losses(counted ? count : 0, json);
 	}
@@ -242,7 +305,9 @@ int main(int argc, char **argv)
 			usleep((useconds_t)(interval * 1e6));
 		if (read_sample(cur))
 			return 1;
-		print_sample(cur, prev, json);
+		if (kind && !kind_known(cur, kind))
+			return 2;
+		print_sample(cur, prev, json, kind);
 		prev = cur;
 		cur = cur == &a ? &b : &a;
 	}

@@ -5,15 +5,38 @@
 # follows whatever counter set the patched kernel has.
 #
 
+import collections
+
 import gdb
 
 from linux import cpus
 
 from pfscale_gdb import util
 
+# One counter's description, as the kernel's pfscale_counter_desc[] has it
+# (include/linux/pfscale_counters.h says what kind and level mean).
+CounterDesc = collections.namedtuple("CounterDesc",
+                                     "name kind level site meaning")
+
+
+_descs = None
+
+
+def _forget_descs(event=None):
+    """The descriptions are constant data of one vmlinux: read again after
+    gdb loads a new objfile."""
+    global _descs
+    _descs = None
+
+
+gdb.events.new_objfile.connect(_forget_descs)
+
 
 def counter_descs():
-    """Return [(name, site, meaning)] from pfscale_counter_desc[]."""
+    """Return [CounterDesc] from pfscale_counter_desc[], in counter order."""
+    global _descs
+    if _descs is not None:
+        return _descs
     if not util.have_symbol("pfscale_counter_desc") or \
             not util.have_symbol("pfscale_counters"):
         raise util.PfError("kernel has no pfscale patches")
@@ -22,9 +45,10 @@ def counter_descs():
     out = []
     for i in range(n):
         d = desc[i]
-        out.append(tuple(d[f].string() if int(d[f]) else ""
-                         for f in ("name", "site", "meaning")))
-    return out
+        out.append(CounterDesc(*(d[f].string() if int(d[f]) else ""
+                                 for f in CounterDesc._fields)))
+    _descs = out
+    return _descs
 
 
 def counter_values(ncounters):
@@ -43,7 +67,8 @@ def counter_values(ncounters):
 class PfCounters(gdb.Command):
     """Sum the pfscale page-fault counters over the possible CPUs.
 
-pf-counters [--json] [--cpus]: one line per counter (name, total, site);
+pf-counters [--json] [--cpus]: one line per counter (name, total, kind,
+site);
 --cpus adds the per-CPU values, --json prints one JSON object
 {"counters": {NAME: TOTAL}, "per_cpu": {CPU: {NAME: VALUE}}, ...}.
 Names are read from the kernel's pfscale_counter_desc[]."""
@@ -58,19 +83,21 @@ Names are read from the kernel's pfscale_counter_desc[]."""
             raise util.PfError("usage: pf-counters [--json] [--cpus]")
         descs = counter_descs()
         totals, percpu = counter_values(len(descs))
-        names = [d[0] for d in descs]
+        names = [d.name for d in descs]
         if "--json" in opts:
             util.write_json({
                 "counters": dict(zip(names, totals)),
                 "per_cpu": {str(c): dict(zip(names, v))
                             for c, v in percpu.items()},
-                "desc": {d[0]: {"site": d[1], "meaning": d[2]}
+                "desc": {d.name: {"kind": d.kind, "level": d.level,
+                                  "site": d.site, "meaning": d.meaning}
                          for d in descs},
             })
             return
         width = max([len(n) for n in names] + [7])
         for name, total, d in zip(names, totals, descs):
-            line = "{:<{w}} {:>12}  {}".format(name, total, d[1], w=width)
+            line = "{:<{w}} {:>12}  {:<6}  {}".format(name, total, d.kind,
+                                                      d.site, w=width)
             if "--cpus" in opts:
                 line += "  [" + " ".join(
                     "{}:{}".format(c, percpu[c][names.index(name)])

@@ -40,20 +40,16 @@ INC_RE = re.compile(r"^\s*(?:=>\s*)?(0x[0-9a-f]+)\s*(?:<[^>]*>)?:\s*"
 ORIG_PTE_SITES = ("pte_fault_same_lost", "wp_copy_lost", "swapin_lost",
                   "busy_pte_fault")
 
-# Not *_lost, but a race lost all the same: the fault found a PTE parked
-# by a PTE-lock holder (orig_pte is the marker) and retries. Watched only
-# when named with --counter.
-RETRY_COUNTERS = ("busy_pte_fault",)
+# The kinds of counter whose increments are watched: races lost, and, only
+# when named with --counter, "retry" (a fault found a PTE parked by a
+# PTE-lock holder, orig_pte is the marker, and retries). The kernel's
+# counter table gives each counter's kind (include/linux/pfscale_counters.h).
+WATCHED_KINDS = ("lost", "retry")
+DEFAULT_KIND = "lost"
 
 
-def watchable(name):
-    return name.endswith("_lost") or name in RETRY_COUNTERS
-
-
-# Populate sites: the table kind in the counter's name, and the level of
-# the entry that the loser found populated (p4d is the pgd on 4 levels).
-TABLE_PARENT = (("pte_table_", "pmd"), ("pmd_table_", "pud"),
-                ("pud_table_", "p4d"))
+def watchable(desc):
+    return desc.kind in WATCHED_KINDS
 
 X86_DEBUG_REGISTERS = 4
 
@@ -106,15 +102,15 @@ def loss_sites():
     if _sites is not None:
         return _sites
     descs = counters.counter_descs()
-    names = [d[0] for d in descs]
+    names = [d.name for d in descs]
     try:
         base = gdb.lookup_type("struct pfscale_counters")["count"].bitpos // 8
     except (gdb.error, KeyError):
         base = 0
     ranges = set()
-    for name, site, _ in descs:
-        if watchable(name) and site:
-            ranges |= site_code(site)
+    for d in descs:
+        if watchable(d) and d.site:
+            ranges |= site_code(d.site)
     if not ranges:
         raise util.PfError("no lost-race site found in the kernel's code")
     sites = []
@@ -126,21 +122,22 @@ def loss_sites():
             if not m:
                 continue
             idx = (int(m.group(2) or 0) - base) // 8
-            if 0 <= idx < len(names) and watchable(names[idx]):
+            if 0 <= idx < len(names) and watchable(descs[idx]):
                 sites.append((int(m.group(1), 16), names[idx]))
     if not sites:
-        raise util.PfError("no pfscale_counters increment of a *_lost "
+        raise util.PfError("no pfscale_counters increment of a lost-race "
                            "counter in the site functions")
     _sites = sorted(set(sites))
     return _sites
 
 
 def select_sites(sites, wanted):
-    """The sites of the counters named in wanted (every *_lost one if
-    empty)."""
+    """The sites of the counters named in wanted (every one of kind
+    "lost" if empty)."""
+    descs = {d.name: d for d in counters.counter_descs()}
     if not wanted:
-        return [(pc, c) for pc, c in sites if c.endswith("_lost")]
-    known = [d[0] for d in counters.counter_descs() if watchable(d[0])]
+        return [(pc, c) for pc, c in sites if descs[c].kind == DEFAULT_KIND]
+    known = [n for n, d in descs.items() if watchable(d)]
     for name in wanted:
         if name not in known:
             raise util.PfError("'{}' is not a lost-race counter (one of: {})"
@@ -154,10 +151,12 @@ def select_sites(sites, wanted):
 
 
 def table_parent(counter):
-    """The level whose entry a populate-site loser found set, or None."""
-    for prefix, level in TABLE_PARENT:
-        if counter.startswith(prefix):
-            return level
+    """The level whose entry a populate-site loser found set (the level its
+    counter raced on, above the PTEs; p4d is the pgd on 4 levels), or
+    None."""
+    for d in counters.counter_descs():
+        if d.name == counter and d.level not in ("pte", "none"):
+            return d.level
     return None
 
 
@@ -342,11 +341,11 @@ pf-race-watch [--counter NAME]... [--hw] [--count N] [--stop] [--json]
 pf-race-watch [--counter NAME]... --list | --clear
 
 Put a breakpoint on every lost-race site (each pfscale_count() of a
-*_lost counter in the kernel's code), let the guest run, and print one
-line per loss: CPU, task (pid and comm), counter, faulting address, the
+counter of kind "lost" in the kernel's code), let the guest run, and
+print one line per loss: CPU, task (pid and comm), counter, faulting address, the
 PTE the loser expected (none, or vmf->orig_pte), the PTE it found (the
 winner's) with its flags, and the PTE it wanted to install when that is
-readable. At a page-table populate site (*_table_*_lost) what was found
+readable. At a page-table populate site (a level above pte) what was found
 is the upper entry pointing to the winner's table (found_level says
 which). After N losses (default: until interrupted) the breakpoints go
 and the guest stays stopped at the last loss. --stop returns to the prompt
@@ -355,8 +354,9 @@ at every loss instead (the frame is the loss site: bt, info locals work);
 --clear.
 
 --counter NAME (repeatable, or NAME,NAME) watches only those counters'
-sites; it may also name busy_pte_fault, a fault that found a PTE parked by
-a PTE-lock holder (expected is then that marker). --hw uses hardware
+sites; it may also name a counter of kind "retry" (busy_pte_fault: a
+fault that found a PTE parked by a PTE-lock holder; expected is then
+that marker). --hw uses hardware
 breakpoints: under KVM these are the x86 debug registers, four at most,
 so choose the counters; software breakpoints (the default) work under
 both TCG and KVM. --list prints the sites;

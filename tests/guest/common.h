@@ -270,6 +270,33 @@ static inline const char *pfscale_fault_counter(void)
 	return pfscale_atomic_pte() == 1 ? "anon_fault_atomic" : "anon_fault_locked";
 }
 
+/*
+ * The kernel's description of its counters (DESCRIPTIONS: "name kind level
+ * site meaning" lines, in the order of COUNTERS; the kinds and levels are
+ * explained in include/linux/pfscale_counters.h), so that tests filter
+ * counters by kind and keep no list of names.
+ */
+#define DESCRIPTIONS "/sys/kernel/debug/pfscale/descriptions"
+#define KIND_LEN 16
+
+/* Counter @name's kind into @kind (KIND_LEN); 0, or -1 if not described. */
+static inline int pfscale_counter_kind(const char *name, char *kind)
+{
+	char line[512], n[64], k[KIND_LEN];
+	FILE *f = fopen(DESCRIPTIONS, "r");
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (ret < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %15s", n, k) == 2 && !strcmp(n, name)) {
+			memcpy(kind, k, KIND_LEN);
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
 static inline const char *pfscale_anon_loss_counter(void)
 {
 	return pfscale_atomic_pte() == 1 ? "anon_cmpxchg_lost" : "anon_pte_recheck_lost";

@@ -20,6 +20,93 @@ static int read_int(const char *path)
 	return v;
 }
 
+/* Is @word one of the space-separated words of @list? */
+static int one_of(const char *word, const char *list)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = strstr(list, word); p; p = strstr(p + 1, word))
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/*
+ * descriptions: a line per counter, in the order of counters, each with a
+ * kind and a level of those include/linux/pfscale_counters.h defines, a
+ * site and a meaning; a counter of each of kinds faults and lost. The
+ * kernel takes the kinds and levels as bare words from that list, so a
+ * word misspelt there is caught here.
+ */
+static void descriptions_check(void)
+{
+	static const char kinds[] = "faults lost detail retry parked", levels[] = "pte pmd pud p4d none";
+	char line[512], cname[64], name[64], kind[KIND_LEN], level[8], site[64], first[600] = "";
+	FILE *c = fopen(DIR "counters", "r"), *d = fopen(DESCRIPTIONS, "r");
+	int n = 0, bad = 0, have_faults = 0, have_lost = 0;
+	long long v;
+
+	while (c && d && fscanf(c, "%63s %lld", cname, &v) == 2) {
+		int ok = fgets(line, sizeof(line), d) &&
+			 sscanf(line, "%63s %15s %7s %63s %*s", name, kind, level, site) == 4 &&
+			 !strcmp(name, cname) && one_of(kind, kinds) && one_of(level, levels);
+
+		n++;
+		have_faults |= ok && !strcmp(kind, "faults");
+		have_lost |= ok && !strcmp(kind, "lost");
+		if (!ok && !bad++)
+			snprintf(first, sizeof(first), "counter %s: '%s'", cname,
+				 strtok(line, "\n") ? line : "");
+	}
+	if (d && fgets(line, sizeof(line), d) && !bad++)
+		snprintf(first, sizeof(first), "a line beyond the counters: %s", line);
+	tap_check(c && d && n > 0 && !bad && have_faults && have_lost,
+		  "descriptions: a valid 'name kind level site meaning' line for each of the %d counters, in their order (%d bad%s%s%s)",
+		  n, bad, bad ? "; first: " : "", first,
+		  !bad && !(have_faults && have_lost) ? "; no faults or no lost counter" : "");
+	if (c)
+		fclose(c);
+	if (d)
+		fclose(d);
+}
+
+/*
+ * pfstat --kind lost shows exactly the counters the kernel describes as
+ * lost, each once with that kind; an unknown kind is one line on stderr,
+ * exit 2, nothing on stdout.
+ */
+static void pfstat_kind_check(void)
+{
+	char line[512], name[64], kind[KIND_LEN], first[512] = "";
+	int shown = 0, wrong = 0, want = 0, status, out_lines = 0;
+	FILE *p = popen("pfstat --kind lost 2>&1", "r"), *d = fopen(DESCRIPTIONS, "r");
+
+	while (p && fgets(line, sizeof(line), p)) {
+		if (!strncmp(line, "counter ", 8))
+			continue;
+		if (sscanf(line, "%63s %15s", name, kind) == 2 && !strcmp(kind, "lost"))
+			shown++;
+		else if (!wrong++)
+			memcpy(first, line, sizeof(first));
+	}
+	status = p ? pclose(p) : -1;
+	while (d && fgets(line, sizeof(line), d))
+		want += sscanf(line, "%*s %15s", kind) == 1 && !strcmp(kind, "lost");
+	if (d)
+		fclose(d);
+	tap_check(status == 0 && shown == want && want > 0 && !wrong,
+		  "pfstat --kind lost: the %d counters of kind lost, no other (%d shown, %d other lines%s%s)",
+		  want, shown, wrong, wrong ? "; first: " : "", strtok(first, "\n") ? first : "");
+	p = popen("pfstat --kind no_such_kind 2>/dev/null", "r");
+	while (p && fgets(line, sizeof(line), p))
+		out_lines++;
+	status = p ? pclose(p) : -1;
+	tap_check(WIFEXITED(status) && WEXITSTATUS(status) == 2 && out_lines == 0,
+		  "pfstat --kind no_such_kind: exit 2, nothing printed (status %d, %d lines)",
+		  status, out_lines);
+}
+
 /* Was this boot asked for the atomic path (pfscale.atomic_pte=1)? */
 /*
  * The path asked for: by the run script that switched it at run time
@@ -98,8 +185,10 @@ int main(int argc, char **argv)
 		tap_skip("debugfs input validation (no pfscale counters in this kernel)");
 		return tap_exit();
 	}
-	/* Six checks, atomic_pte_checks() (four, or one skip), the reset. */
-	tap_plan(pfscale_atomic_pte() < 0 ? 8 : 11);
+	/* Ten checks, atomic_pte_checks() (four, or one skip), the reset. */
+	tap_plan(pfscale_atomic_pte() < 0 ? 12 : 15);
+	descriptions_check();
+	pfstat_kind_check();
 	/* Make a counter non-zero so that a wrong reset would show. */
 	char *p = map_anon(64 * PAGE);
 
@@ -127,6 +216,7 @@ int main(int argc, char **argv)
 	tap_check(read_int(DIR "enable") == 1 && pfscale_anon_faults() >= before &&
 		  before >= 64, "bad writes changed nothing (enable 1, counters kept)");
 	tap_check(write_file(DIR "counters", "1") < 0, "counters is read-only");
+	tap_check(write_file(DESCRIPTIONS, "1") < 0, "descriptions is read-only");
 
 	tap_check(write_file(DIR "enable", "0\n") == 0 && read_int(DIR "enable") == 0,
 		  "enable <- 0 turns counting off");

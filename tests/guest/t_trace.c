@@ -67,16 +67,21 @@ static int in_list(const char *name, const char *const *list, size_t n)
 #define IN(name, list) in_list(name, list, sizeof(list) / sizeof(list[0]))
 
 /*
- * Counters with events of their own: not those that count faults taken,
- * nor busy_pte_fault, whose events carry the name of the parking site's
- * counter (parked_by_*), which is checked instead, nor
- * anon_cmpxchg_backout, a part of anon_cmpxchg_lost, whose events carry
- * that name.
+ * Counters with events of their own, by the kind the kernel gives them:
+ * races lost, and the parking sites' counters (a retry's events carry the
+ * name of the site whose park it met). Not faults taken, not a retry
+ * counter itself, not a detail of a loss (its events carry the loss's
+ * name). A counter without a kind is a failure of the test.
  */
 static int is_loss_counter(const char *name)
 {
-	return strcmp(name, "anon_fault_locked") && strcmp(name, "anon_fault_atomic") &&
-	       strcmp(name, "busy_pte_fault") && strcmp(name, "anon_cmpxchg_backout");
+	char kind[KIND_LEN];
+
+	if (pfscale_counter_kind(name, kind)) {
+		tap_diag("counter %s has no kind in " DESCRIPTIONS, name);
+		tap_bail("counter kinds");
+	}
+	return !strcmp(kind, "lost") || !strcmp(kind, "parked");
 }
 
 /*
