@@ -61,7 +61,7 @@ kernel_key() {
 		# shellcheck disable=SC2046
 		cat $(flavour_fragments "$flavour")
 		# the artifact's pfscale-layout
-		cat "$PFSCALE_TOP/scripts/layout.c" "$PFSCALE_TOP/scripts/layout.sh"
+		cat "$PFSCALE_TOP/scripts/layout.def" "$PFSCALE_TOP/scripts/layout.c" "$PFSCALE_TOP/scripts/layout.sh"
 	} | sha256sum | cut -c1-12
 }
 
