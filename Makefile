@@ -83,11 +83,12 @@ $(BUILD)/guest/%: bench/%.c bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-# The crash extension (crash/pfscale.c); tests/host/*.sh and crash/vmcore.sh
-# build it with this rule.
+# The crash extension (crash/pfscale.c, which includes the names and bounds
+# of pfscale-layout from scripts/layout.def); tests/host/*.sh and
+# crash/vmcore.sh build it with this rule.
 CRASH_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC -nostartfiles \
 	-D_GNU_SOURCE -DX86_64 -I/usr/include/crash
-$(BUILD)/pfscale.so: crash/pfscale.c
+$(BUILD)/pfscale.so: crash/pfscale.c scripts/layout.def
 	@mkdir -p $(dir $@)
 	gcc $(CRASH_CFLAGS) -o $@ $<
 

@@ -29,8 +29,9 @@
  * encoding, the rwsem bits), from pfscale-layout: the "NAME VALUE" file
  * that scripts/layout.sh writes next to vmlinux when the kernel is built
  * (the directory of the vmlinux crash loaded; PFSCALE_LAYOUT=FILE
- * overrides). pfpte and pfvma need it and, without it, say in one line how
- * to make it; the other commands do not. What each field means follows
+ * overrides; its names, the commands needing each and their bounds are
+ * scripts/layout.def's). pfpte and pfvma need it and, without it, say in
+ * one line how to make it; the other commands do not. What each field means follows
  * docs/debuggers.md's rules, as gdb-scripts/pfscale_gdb/decode.py does.
  *
  * Build: make build/pfscale.so (the Makefile's one rule).
@@ -47,6 +48,42 @@
 /* What the commands need; a missing group makes them say so. */
 enum { NEED_TASK = 1, NEED_RSS = 2, NEED_VMA = 4, NEED_COUNTERS = 8, NEED_PTE = 16,
        NEED_LAST = NEED_PTE };
+
+/*
+ * The #defines of pfscale-layout, as scripts/layout.def lists them: their
+ * index in L.def[] is PFS_DEF_NAME. Only # and ## touch NAME, so that
+ * crash's own macros of the same names (PTRS_PER_PTE) do not expand.
+ */
+enum pfs_define {
+#define LAYOUT_ITEM(name, kind, need, lo, hi) PFS_DEF_##name,
+#include "../scripts/layout.def"
+#undef LAYOUT_ITEM
+	PFS_NR_DEFINES
+};
+#define PFS_DEF(name) (L.def[PFS_DEF_##name])
+
+enum { PFS_REQUIRED, PFS_OPTIONAL };
+static const struct pfs_define_desc {
+	const char *name;
+	int optional, need;	/* need: the groups that cannot do without it */
+	ulong lo, hi;		/* sanity bounds of the value */
+} pfs_schema[PFS_NR_DEFINES] = {
+#define LAYOUT_ITEM(name, kind, need, lo, hi) { #name, PFS_##kind, need, lo, hi },
+#include "../scripts/layout.def"
+#undef LAYOUT_ITEM
+};
+
+/* The arrays sized by PFS_MAX_* hold what layout.def's bounds let in. */
+enum {
+#define LAYOUT_ITEM(name, kind, need, lo, hi) PFS_HI_##name = (hi) < INT_MAX ? (int)(hi) : INT_MAX,
+#include "../scripts/layout.def"
+#undef LAYOUT_ITEM
+};
+_Static_assert(PFS_HI_SWP_TYPE_BITS <= PFS_MAX_SWP_TYPE_BITS &&
+	       PFS_HI_MAX_SWAPFILES_SHIFT <= PFS_MAX_SWP_TYPE_BITS,
+	       "layout.def lets in more swap type bits than swap_kind[] holds");
+_Static_assert(PFS_HI_MAPLE_HEIGHT_MAX <= PFS_MAX_MAPLE_HEIGHT,
+	       "layout.def lets in a deeper maple tree than the walk recurses");
 
 /* The one table of layout knowledge: -1 (or 0 for addresses) if absent. */
 static struct pfs_layout {
@@ -84,15 +121,8 @@ static struct pfs_layout {
 	long rwsem_count, rwsem_owner, spin_rlock, raw_lock, qspin_val, raw_owner_cpu;
 	/* page tables and swap */
 	int levels;
-	/* the #defines, from pfscale-layout by their kernel names */
-	ulong page_shift, ptrs_per_pte, physical_mask_shift, bit_present, bit_pse,
-		bit_protnone, bit_special, swp_type_bits, max_swapfiles_shift,
-		max_swapfiles, swp_hwpoison_num, swp_migration_num, swp_device_num,
-		swp_pte_marker_num, swp_swapin_error_num;
-	ulong maple_node_mask, maple_type_shift, maple_type_mask, maple_root_node,
-		maple_reserved, maple_height_max, mt_height_offset, mt_height_mask;
-	ulong rwsem_writer_locked, rwsem_waiters, rwsem_handoff, rwsem_reader_shift,
-		rwsem_reader_owned, rwsem_owner_flags;
+	/* the #defines, from pfscale-layout: PFS_DEF(NAME) by their kernel names */
+	ulong def[PFS_NR_DEFINES];
 	/* ... and what follows from them */
 	ulong page_size, pte_present, pte_pse, pte_protnone, pte_special, pte_addr_mask;
 	int level_bits, swp_type_shift, nr_swp_types;
@@ -260,22 +290,22 @@ static int pfs_swap_kinds(void)
 		ulong nnames;
 		const char *kind;		/* the others' */
 	} groups[] = {
-		{ L.swp_hwpoison_num, NULL, 0, "hwpoison" },
-		{ L.swp_migration_num, mig, sizeof(mig) / sizeof(mig[0]), "migration" },
-		{ L.swp_device_num, dev, sizeof(dev) / sizeof(dev[0]), "device" },
-		{ L.swp_pte_marker_num, NULL, 0, "pte-marker" },
-		{ L.swp_swapin_error_num, NULL, 0, "swapin-error" },
+		{ PFS_DEF(SWP_HWPOISON_NUM), NULL, 0, "hwpoison" },
+		{ PFS_DEF(SWP_MIGRATION_NUM), mig, sizeof(mig) / sizeof(mig[0]), "migration" },
+		{ PFS_DEF(SWP_DEVICE_NUM), dev, sizeof(dev) / sizeof(dev[0]), "device" },
+		{ PFS_DEF(SWP_PTE_MARKER_NUM), NULL, 0, "pte-marker" },
+		{ PFS_DEF(SWP_SWAPIN_ERROR_NUM), NULL, 0, "swapin-error" },
 	};
-	ulong t = L.max_swapfiles, i, g, sum = 0;
+	ulong t = PFS_DEF(MAX_SWAPFILES), i, g, sum = 0;
 
 	for (g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
 		sum += groups[g].num;
-	if (L.max_swapfiles_shift > L.swp_type_bits ||
-	    L.max_swapfiles + sum != 1UL << L.max_swapfiles_shift) {
+	if (PFS_DEF(MAX_SWAPFILES_SHIFT) > PFS_DEF(SWP_TYPE_BITS) ||
+	    PFS_DEF(MAX_SWAPFILES) + sum != 1UL << PFS_DEF(MAX_SWAPFILES_SHIFT)) {
 		pfs_defs_lack(NEED_PTE, "%s: MAX_SWAPFILES %lu and the SWP_*_NUM (%lu) do not add up "
 			      "to 2^MAX_SWAPFILES_SHIFT %lu (within SWP_TYPE_BITS %lu)",
-			      L.layout_file, L.max_swapfiles, sum, L.max_swapfiles_shift,
-			      L.swp_type_bits);
+			      L.layout_file, PFS_DEF(MAX_SWAPFILES), sum,
+			      PFS_DEF(MAX_SWAPFILES_SHIFT), PFS_DEF(SWP_TYPE_BITS));
 		return 0;
 	}
 	memset(L.swap_kind, 0, sizeof(L.swap_kind));
@@ -312,53 +342,13 @@ static void pfs_layout_path(void)
 /*
  * Fill the #define part of the table from pfscale-layout: "NAME VALUE"
  * lines, VALUE decimal, negative for a value with bit 63 set; '#' lines
- * are comments, names not listed here are skipped. Each name serves the
- * groups that cannot do without it and has sanity bounds [lo, hi].
+ * are comments, names not in scripts/layout.def are skipped. Each name
+ * serves the groups that cannot do without it and has sanity bounds
+ * [lo, hi], both from layout.def.
  */
 static void pfs_defines(void)
 {
-	struct pfs_define_desc {
-		const char *name;
-		ulong *val;
-		int need, found;
-		ulong lo, hi;
-	} defs[] = {
-		{ "PAGE_SHIFT", &L.page_shift, NEED_PTE | NEED_VMA, 0, 10, 30 },
-		{ "PTRS_PER_PTE", &L.ptrs_per_pte, NEED_PTE, 0, 2, 4096 },
-		{ "__PHYSICAL_MASK_SHIFT", &L.physical_mask_shift, NEED_PTE, 0, 11, 63 },
-		{ "_PAGE_BIT_PRESENT", &L.bit_present, NEED_PTE, 0, 0, 63 },
-		{ "_PAGE_BIT_PSE", &L.bit_pse, NEED_PTE, 0, 0, 63 },
-		{ "_PAGE_BIT_PROTNONE", &L.bit_protnone, NEED_PTE, 0, 0, 63 },
-		{ "_PAGE_BIT_SPECIAL", &L.bit_special, NEED_PTE, 0, 0, 63 },
-		{ "SWP_TYPE_BITS", &L.swp_type_bits, NEED_PTE, 0, 1, PFS_MAX_SWP_TYPE_BITS },
-		{ "MAX_SWAPFILES_SHIFT", &L.max_swapfiles_shift, NEED_PTE, 0, 1,
-		  PFS_MAX_SWP_TYPE_BITS },
-		{ "MAX_SWAPFILES", &L.max_swapfiles, NEED_PTE, 0, 1, 1 << PFS_MAX_SWP_TYPE_BITS },
-		{ "SWP_HWPOISON_NUM", &L.swp_hwpoison_num, NEED_PTE, 0, 0,
-		  1 << PFS_MAX_SWP_TYPE_BITS },
-		{ "SWP_MIGRATION_NUM", &L.swp_migration_num, NEED_PTE, 0, 0,
-		  1 << PFS_MAX_SWP_TYPE_BITS },
-		{ "SWP_DEVICE_NUM", &L.swp_device_num, NEED_PTE, 0, 0, 1 << PFS_MAX_SWP_TYPE_BITS },
-		{ "SWP_PTE_MARKER_NUM", &L.swp_pte_marker_num, NEED_PTE, 0, 0,
-		  1 << PFS_MAX_SWP_TYPE_BITS },
-		{ "SWP_SWAPIN_ERROR_NUM", &L.swp_swapin_error_num, NEED_PTE, 0, 0,
-		  1 << PFS_MAX_SWP_TYPE_BITS },
-		{ "MAPLE_NODE_MASK", &L.maple_node_mask, NEED_VMA, 0, 0, ~0UL },
-		{ "MAPLE_NODE_TYPE_SHIFT", &L.maple_type_shift, NEED_VMA, 0, 0, 63 },
-		{ "MAPLE_NODE_TYPE_MASK", &L.maple_type_mask, NEED_VMA, 0, 0, ~0UL },
-		{ "MAPLE_ROOT_NODE", &L.maple_root_node, NEED_VMA, 0, 0, ~0UL },
-		{ "MAPLE_RESERVED_RANGE", &L.maple_reserved, NEED_VMA, 0, 0, ~0UL },
-		{ "MAPLE_HEIGHT_MAX", &L.maple_height_max, NEED_VMA, 0, 1, PFS_MAX_MAPLE_HEIGHT },
-		{ "MT_FLAGS_HEIGHT_OFFSET", &L.mt_height_offset, NEED_VMA, 0, 0, 31 },
-		{ "MT_FLAGS_HEIGHT_MASK", &L.mt_height_mask, NEED_VMA, 0, 0, ~0UL },
-		{ "RWSEM_WRITER_LOCKED", &L.rwsem_writer_locked, NEED_VMA, 0, 0, ~0UL },
-		{ "RWSEM_FLAG_WAITERS", &L.rwsem_waiters, NEED_VMA, 0, 0, ~0UL },
-		{ "RWSEM_FLAG_HANDOFF", &L.rwsem_handoff, NEED_VMA, 0, 0, ~0UL },
-		{ "RWSEM_READER_SHIFT", &L.rwsem_reader_shift, NEED_VMA, 0, 1, 62 },
-		{ "RWSEM_READER_OWNED", &L.rwsem_reader_owned, NEED_VMA, 0, 0, ~0UL },
-		{ "RWSEM_OWNER_FLAGS_MASK", &L.rwsem_owner_flags, NEED_VMA, 0, 0, ~0UL },
-	};
-	int n = sizeof(defs) / sizeof(defs[0]), i, lineno = 0;
+	int found[PFS_NR_DEFINES] = { 0 }, n = PFS_NR_DEFINES, i, lineno = 0;
 	char line[BUFSIZE], name[128], value[64], *end;
 	FILE *f;
 
@@ -393,43 +383,49 @@ static void pfs_defines(void)
 			break;
 		}
 		for (i = 0; i < n; i++)
-			if (!strcmp(defs[i].name, name)) {
-				*defs[i].val = v;
-				defs[i].found = 1;
+			if (!strcmp(pfs_schema[i].name, name)) {
+				L.def[i] = v;
+				found[i] = 1;
 			}
 	}
 	fclose(f);
 	for (i = 0; i < n; i++) {
-		if (!defs[i].found)
-			pfs_defs_lack(defs[i].need, "%s has no %s", L.layout_file, defs[i].name);
-		else if (*defs[i].val < defs[i].lo || *defs[i].val > defs[i].hi)
-			pfs_defs_lack(defs[i].need, "%s: %s %ld is out of bounds", L.layout_file,
-				      defs[i].name, (long)*defs[i].val);
+		if (!found[i] && !pfs_schema[i].optional)
+			pfs_defs_lack(pfs_schema[i].need, "%s has no %s", L.layout_file,
+				      pfs_schema[i].name);
+		else if (found[i] && (L.def[i] < pfs_schema[i].lo || L.def[i] > pfs_schema[i].hi))
+			pfs_defs_lack(pfs_schema[i].need, "%s: %s %ld is out of bounds",
+				      L.layout_file, pfs_schema[i].name, (long)L.def[i]);
 	}
-	if (L.page_shift <= 30)
-		L.page_size = 1UL << L.page_shift;
+	if (PFS_DEF(PAGE_SHIFT) <= 30)
+		L.page_size = 1UL << PFS_DEF(PAGE_SHIFT);
 	if (!(L.defs_missing & NEED_PTE) &&
-	    (L.physical_mask_shift <= L.page_shift || L.ptrs_per_pte & (L.ptrs_per_pte - 1)))
+	    (PFS_DEF(__PHYSICAL_MASK_SHIFT) <= PFS_DEF(PAGE_SHIFT) ||
+	     PFS_DEF(PTRS_PER_PTE) & (PFS_DEF(PTRS_PER_PTE) - 1)))
 		pfs_defs_lack(NEED_PTE, "%s: __PHYSICAL_MASK_SHIFT %lu or PTRS_PER_PTE %lu is off",
-			      L.layout_file, L.physical_mask_shift, L.ptrs_per_pte);
+			      L.layout_file, PFS_DEF(__PHYSICAL_MASK_SHIFT), PFS_DEF(PTRS_PER_PTE));
 	if (!(L.defs_missing & NEED_PTE) && symbol_exists("swap_info") &&
-	    get_array_length("swap_info", NULL, 0) != (int)L.max_swapfiles)
+	    get_array_length("swap_info", NULL, 0) != (int)PFS_DEF(MAX_SWAPFILES))
 		pfs_defs_lack(NEED_PTE | NEED_VMA, "%s is not this vmlinux's: MAX_SWAPFILES %lu, swap_info[] "
-			      "has %d", L.layout_file, L.max_swapfiles,
+			      "has %d", L.layout_file, PFS_DEF(MAX_SWAPFILES),
 			      get_array_length("swap_info", NULL, 0));
 	if (!(L.defs_missing & NEED_PTE) && pfs_swap_kinds()) {
-		L.pte_present = 1UL << L.bit_present;
-		L.pte_pse = 1UL << L.bit_pse;
-		L.pte_protnone = 1UL << L.bit_protnone;	/* PRESENT clear: PROT_NONE */
-		L.pte_special = 1UL << L.bit_special;	/* no struct page: not RSS */
+		L.pte_present = 1UL << PFS_DEF(_PAGE_BIT_PRESENT);
+		L.pte_pse = 1UL << PFS_DEF(_PAGE_BIT_PSE);
+		/* with PRESENT clear: PROT_NONE */
+		L.pte_protnone = 1UL << PFS_DEF(_PAGE_BIT_PROTNONE);
+		/* no struct page: not RSS */
+		L.pte_special = 1UL << PFS_DEF(_PAGE_BIT_SPECIAL);
 		/* PTE_PFN_MASK: PAGE_MASK & __PHYSICAL_MASK */
-		L.pte_addr_mask = ((1UL << L.physical_mask_shift) - 1) & ~(L.page_size - 1);
+		L.pte_addr_mask = ((1UL << PFS_DEF(__PHYSICAL_MASK_SHIFT)) - 1) &
+				  ~(L.page_size - 1);
 		/* every x86-64 table level has PTRS_PER_PTE entries */
-		for (L.level_bits = 0; (1UL << L.level_bits) < L.ptrs_per_pte; L.level_bits++)
+		for (L.level_bits = 0; (1UL << L.level_bits) < PFS_DEF(PTRS_PER_PTE);
+		     L.level_bits++)
 			;
 		/* a swap-format PTE keeps its type in its top SWP_TYPE_BITS */
-		L.swp_type_shift = 64 - L.swp_type_bits;
-		L.nr_swp_types = 1 << L.swp_type_bits;
+		L.swp_type_shift = 64 - PFS_DEF(SWP_TYPE_BITS);
+		L.nr_swp_types = 1 << PFS_DEF(SWP_TYPE_BITS);
 	}
 }
 
@@ -1093,7 +1089,7 @@ static const char *pfs_leaf_names[3] = { "4K", "2M", "1G" };
 
 static void pfs_run_flush(struct pfs_walk *w)
 {
-	ulong pages = (w->run_end - w->run_start) >> L.page_shift;
+	ulong pages = (w->run_end - w->run_start) >> PFS_DEF(PAGE_SHIFT);
 	int i, n = 0;
 
 	if (!w->run_end)
@@ -1124,7 +1120,7 @@ static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int 
 			int special)
 {
 	if (!w->run_end || va != w->run_end ||
-	    pfn != w->run_pfn + ((w->run_end - w->run_start) >> L.page_shift)) {
+	    pfn != w->run_pfn + ((w->run_end - w->run_start) >> PFS_DEF(PAGE_SHIFT))) {
 		pfs_run_flush(w);
 		w->run_start = va;
 		w->run_end = va;
@@ -1135,7 +1131,7 @@ static void pfs_run_add(struct pfs_walk *w, ulong va, ulong pfn, ulong len, int 
 	w->special += special;
 	w->run_end += len;
 	w->leaves[level]++;
-	w->total += len >> L.page_shift;
+	w->total += len >> PFS_DEF(PAGE_SHIFT);
 }
 
 static int pfs_entry(ulong table_pa, int idx, ulong *e)
@@ -1154,9 +1150,10 @@ static void pfs_walk_range(struct pfs_walk *w, ulong pgd, ulong start, ulong end
 
 		for (level = 0; level < L.levels; level++) {
 			/* the bits of va that index this level's table */
-			int shift = L.page_shift + L.level_bits * (L.levels - 1 - level);
+			int shift = PFS_DEF(PAGE_SHIFT) + L.level_bits * (L.levels - 1 - level);
 			ulong size = 1UL << shift;
-			int idx = (va >> shift) & (L.ptrs_per_pte - 1), last = level == L.levels - 1;
+			int idx = (va >> shift) & (PFS_DEF(PTRS_PER_PTE) - 1);
+			int last = level == L.levels - 1;
 			int read = pfs_entry(table, idx, &e);
 
 			if (!read || !(e & (L.pte_present | L.pte_protnone))) {
@@ -1173,7 +1170,7 @@ static void pfs_walk_range(struct pfs_walk *w, ulong pgd, ulong start, ulong end
 
 				if (next > end)
 					next = end;
-				pfs_run_add(w, va, pa >> L.page_shift, next - va,
+				pfs_run_add(w, va, pa >> PFS_DEF(PAGE_SHIFT), next - va,
 					    L.levels - 1 - level, last && (e & L.pte_special));
 				va = next;
 				break;
@@ -1231,7 +1228,7 @@ static void cmd_pfpte(void)
 		end = htol(args[optind + 2], RETURN_ON_ERROR | QUIET, &err);
 	/* user space: the lower half of what the top level maps (2^47, 2^56) */
 	if (err || start >= end ||
-	    end > 1UL << (L.page_shift + L.level_bits * L.levels - 1))
+	    end > 1UL << (PFS_DEF(PAGE_SHIFT) + L.level_bits * L.levels - 1))
 		error(FATAL, "bad range %s %s (hex user addresses, start < end)\n",
 		      args[optind + 1], args[optind + 2]);
 	pfs_lookup(args[optind], &t);
@@ -1392,7 +1389,7 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
 	if (!vma)
 		return;		/* a gap */
 	/* xa_is_internal() (low bits 2) below MAPLE_RESERVED_RANGE: not a pointer */
-	if (vma < L.maple_reserved && (vma & 3) == 2) {
+	if (vma < PFS_DEF(MAPLE_RESERVED_RANGE) && (vma & 3) == 2) {
 		if (w->print)
 			error(INFO, "%lx-%lx: reserved maple entry %lx (XA_ZERO_ENTRY: mm being duplicated?)\n",
 			      first, last + 1, vma);
@@ -1418,7 +1415,7 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
 	perms[3] = flags & L.vm_mayshare ? 's' : 'p';
 	perms[4] = 0;
 	/* /proc's offset: bytes for a file VMA, 0 for the others */
-	pgoff = file ? pgoff << L.page_shift : 0;
+	pgoff = file ? pgoff << PFS_DEF(PAGE_SHIFT) : 0;
 	/* The tree's range is the VMA's, and VMAs come in address order. */
 	odd = start != first || end != last + 1 || start < w->last_end;
 	w->bad += odd;
@@ -1442,6 +1439,12 @@ static void pfs_vma_entry(struct pfs_vma_walk *w, ulong vma, ulong first, ulong 
 	fprintf(fp, "\n");
 }
 
+/* The tree's height, as mt_height() reads it from its ma_flags. */
+static uint pfs_maple_height(ulong flags)
+{
+	return (uint)((flags & PFS_DEF(MT_FLAGS_HEIGHT_MASK)) >> PFS_DEF(MT_FLAGS_HEIGHT_OFFSET));
+}
+
 /*
  * Walk the node enode covering [min, max], in order, as mt_dump_node()
  * does: slot i covers [pivot[i-1] + 1, pivot[i]]; the last slot ends at
@@ -1452,14 +1455,15 @@ static void pfs_maple_node(struct pfs_vma_walk *w, ulong enode, ulong min, ulong
 {
 	unsigned char buf[1024];
 	/* an encoded node pointer: the type in its low MAPLE_NODE_MASK bits */
-	ulong node = enode & ~L.maple_node_mask, first = min, *pivot, *slot;
-	long type = (long)((enode >> L.maple_type_shift) & L.maple_type_mask);
+	ulong node = enode & ~PFS_DEF(MAPLE_NODE_MASK), first = min, *pivot, *slot;
+	long type = (long)((enode >> PFS_DEF(MAPLE_NODE_TYPE_SHIFT)) &
+			   PFS_DEF(MAPLE_NODE_TYPE_MASK));
 	int nslots, npivots, i;
 
-	if (depth > (int)L.maple_height_max) {
+	if (depth > (int)PFS_DEF(MAPLE_HEIGHT_MAX)) {
 		if (w->print)
-			error(INFO, "maple tree deeper than %lu at node %lx\n", L.maple_height_max,
-			      node);
+			error(INFO, "maple tree deeper than %lu at node %lx\n",
+			      PFS_DEF(MAPLE_HEIGHT_MAX), node);
 		w->bad++;
 		return;
 	}
@@ -1532,14 +1536,15 @@ static void pfs_mmap_lock_json(ulong mm)
 	readmem(mm + L.mm_mmap_lock + L.rwsem_owner, KVADDR, &owner, sizeof(owner),
 		"mmap_lock owner", FAULT_ON_ERROR);
 	/* kernel/locking/rwsem.c's count: readers from RWSEM_READER_SHIFT up to bit 62 */
-	readers = (count >> L.rwsem_reader_shift) & ((1UL << (63 - L.rwsem_reader_shift)) - 1);
-	if (count & L.rwsem_writer_locked)
+	readers = (count >> PFS_DEF(RWSEM_READER_SHIFT)) &
+		  ((1UL << (63 - PFS_DEF(RWSEM_READER_SHIFT))) - 1);
+	if (count & PFS_DEF(RWSEM_WRITER_LOCKED))
 		snprintf(state, sizeof(state), "write-locked");
 	else if (readers)
 		snprintf(state, sizeof(state), "read-locked by %lu", readers);
 	else
 		snprintf(state, sizeof(state), "unlocked");
-	otask = owner & ~L.rwsem_owner_flags;
+	otask = owner & ~PFS_DEF(RWSEM_OWNER_FLAGS_MASK);
 	if (otask) {
 		memset(&t, 0, sizeof(t));
 		if (readmem(otask + L.task_pid, KVADDR, &t.pid, sizeof(int), "owner pid",
@@ -1547,16 +1552,18 @@ static void pfs_mmap_lock_json(ulong mm)
 		    readmem(otask + L.task_comm, KVADDR, t.comm, TASK_COMM_LEN, "owner comm",
 			    RETURN_ON_ERROR | QUIET))
 			snprintf(who, sizeof(who), "%s%d (%s)",
-				 owner & L.rwsem_reader_owned ? "last reader " : "", t.pid, t.comm);
+				 owner & PFS_DEF(RWSEM_READER_OWNED) ? "last reader " : "", t.pid,
+				 t.comm);
 		else
 			snprintf(who, sizeof(who), "%s?",
-				 owner & L.rwsem_reader_owned ? "last reader " : "");
+				 owner & PFS_DEF(RWSEM_READER_OWNED) ? "last reader " : "");
 	}
 	fprintf(fp, "{\"count\": \"0x%lx\", \"state\": \"%s\", \"flags\": [%s%s%s], "
 		"\"owner\": \"0x%lx\", \"owner_task\": ", count, state,
-		count & L.rwsem_waiters ? "\"waiters\"" : "",
-		(count & L.rwsem_waiters) && (count & L.rwsem_handoff) ? ", " : "",
-		count & L.rwsem_handoff ? "\"handoff\"" : "", owner);
+		count & PFS_DEF(RWSEM_FLAG_WAITERS) ? "\"waiters\"" : "",
+		(count & PFS_DEF(RWSEM_FLAG_WAITERS)) && (count & PFS_DEF(RWSEM_FLAG_HANDOFF)) ?
+		", " : "",
+		count & PFS_DEF(RWSEM_FLAG_HANDOFF) ? "\"handoff\"" : "", owner);
 	pfs_json_str(who);
 	fprintf(fp, "}");
 }
@@ -1632,8 +1639,7 @@ static void cmd_pfvma(void)
 				"\"vm_flags_source\": \"%s\", \"maple_height\": %u, "
 				"\"maple_nodes\": %ld, \"inconsistencies\": %ld, \"mmap_lock\": ",
 				t.mm, pgd, (int)mm_users, (int)mm_count, map_count, (long)pgtables,
-				L.vm_flags_source, (uint)((flags & L.mt_height_mask) >> L.mt_height_offset),
-				w.nodes, w.bad);
+				L.vm_flags_source, pfs_maple_height(flags), w.nodes, w.bad);
 			pfs_mmap_lock_json(t.mm);
 			fprintf(fp, ", \"page_table_lock\": ");
 			pfs_page_table_lock_json(t.mm);
@@ -1658,7 +1664,7 @@ static void cmd_pfvma(void)
 		} else if (w.print) {
 			fprintf(fp, "pid %d (%s) mm %lx: %ld vmas, maple tree height %u, %ld nodes",
 				t.pid, t.comm, t.mm, w.vmas,
-				(uint)((flags & L.mt_height_mask) >> L.mt_height_offset), w.nodes);
+				pfs_maple_height(flags), w.nodes);
 			if (w.bad)
 				fprintf(fp, ", %ld inconsistencies (marked !!)", w.bad);
 			fprintf(fp, "\n%-25s  %-5s  %-8s  %-7s  %-16s  %s\n",
@@ -1667,8 +1673,8 @@ static void cmd_pfvma(void)
 			w.last_end = 0;
 		}
 		/* xa_is_node(): an internal entry above MAPLE_RESERVED_RANGE */
-		if (root > L.maple_reserved && (root & 3) == L.maple_root_node)
-			pfs_maple_node(&w, root & ~L.maple_root_node, 0, ~0UL, 1);
+		if (root > PFS_DEF(MAPLE_RESERVED_RANGE) && (root & 3) == PFS_DEF(MAPLE_ROOT_NODE))
+			pfs_maple_node(&w, root & ~PFS_DEF(MAPLE_ROOT_NODE), 0, ~0UL, 1);
 		else if (root)		/* a single entry at index 0, no node */
 			pfs_vma_entry(&w, root, 0, 0);
 	}
