@@ -28,7 +28,8 @@ changed() {
 }
 stock_art=
 if changed debuggers gdb-scripts crash tests/host/gdb.sh tests/host/gdb_*.py \
-	tests/host/crash.sh tests/host/harness-oops.gdb patches scripts/layout.c scripts/layout.sh; then
+	tests/host/crash.sh tests/host/harness-oops.gdb patches scripts/layout.def scripts/layout.c \
+	scripts/layout.sh; then
 	note "check: the debugger tests' files changed since the last make check that passed: running gdb and crash too"
 	hosts="$hosts gdb crash"
 	make -s kernel-test+unpatched >/dev/null || die "could not build the unpatched kernel"

@@ -10,10 +10,15 @@
 # too; tests/host/decode.py tests them with plain python3.
 #
 
+import os
+import re
+
 # What the kernel's #defines say (x86 PTE and swap-entry bits, swap types,
 # maple and rwsem encodings) is not in the debug info: Layout() takes it
 # from pfscale-layout, the values scripts/layout.sh has the compiler
-# evaluate at kernel build time. Only names and meanings are kept here.
+# evaluate at kernel build time. Which names there are, which are required
+# and their bounds are scripts/layout.def's (crash/pfscale.c includes the
+# same file); only meanings are kept here.
 FLAG_BITS = (("_PAGE_BIT_PRESENT", "present"), ("_PAGE_BIT_RW", "rw"),
              ("_PAGE_BIT_USER", "user"), ("_PAGE_BIT_PWT", "pwt"),
              ("_PAGE_BIT_PCD", "pcd"), ("_PAGE_BIT_ACCESSED", "accessed"),
@@ -30,29 +35,87 @@ SWP_FLAG_MASKS = (("_PAGE_SWP_SOFT_DIRTY", "soft-dirty"),
 # include/linux/swapops.h: what a PTE marker's offset bits mean
 PTE_MARKERS = (("PTE_MARKER_UFFD_WP", "uffd-wp"),
                ("PTE_MARKER_PFSCALE_BUSY", "pfscale-busy"))
-LAYOUT_OPTIONAL = ("_PAGE_SWP_EXCLUSIVE", "PTE_MARKER_PFSCALE_BUSY")
-LAYOUT_REQUIRED = (
-    ("PAGE_SHIFT", "PTRS_PER_PTE", "__PHYSICAL_MASK_SHIFT",
-     "_PAGE_BIT_PROTNONE", "SWP_TYPE_BITS", "SWP_OFFSET_FIRST_BIT",
-     "MAX_SWAPFILES_SHIFT", "MAX_SWAPFILES", "SWP_HWPOISON_NUM",
-     "SWP_MIGRATION_NUM", "SWP_DEVICE_NUM", "SWP_PTE_MARKER_NUM",
-     "SWP_SWAPIN_ERROR_NUM", "PTE_MARKER_UFFD_WP",
-     "MAPLE_NODE_MASK", "MAPLE_NODE_TYPE_SHIFT", "MAPLE_NODE_TYPE_MASK",
-     "MAPLE_ROOT_NODE", "MAPLE_RESERVED_RANGE", "MAPLE_HEIGHT_MAX",
-     "RWSEM_WRITER_LOCKED", "RWSEM_FLAG_WAITERS", "RWSEM_FLAG_HANDOFF",
-     "RWSEM_READER_SHIFT", "RWSEM_READER_OWNED", "RWSEM_OWNER_FLAGS_MASK") +
-    tuple(n for n, _ in FLAG_BITS) +
-    tuple(n for n, _ in SWP_FLAG_MASKS if n not in LAYOUT_OPTIONAL))
+
+# This file is gdb-scripts/pfscale_gdb/decode.py of the clone, which
+# gdb-scripts/pfscale.py is sourced from.
+SCHEMA_PATH = os.path.normpath(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+    "layout.def"))
+# One entry of layout.def, exactly as that file's header describes it
+SCHEMA_LINE = re.compile(
+    r"LAYOUT_ITEM\((\w+), (REQUIRED|OPTIONAL), "
+    r"(NEED_(?:PTE|VMA)(?: \| NEED_(?:PTE|VMA))*), "
+    r"(0x[0-9a-f]+|[0-9]+), (0x[0-9a-f]+|[0-9]+)\)$")
+U64_MAX = 2**64 - 1
+
+
+class DecodeError(Exception):
+    """Input that cannot be decoded (a user error for the commands)."""
+
+
+class SchemaEntry(object):
+    """A name of pfscale-layout as layout.def lists it: required or not,
+    the command groups (pte, vma) that need it, its bounds lo..hi."""
+
+    def __init__(self, name, required, groups, lo, hi):
+        self.name, self.required, self.groups = name, required, groups
+        self.lo, self.hi = lo, hi
+
+
+def parse_schema(text, source=SCHEMA_PATH):
+    """The SchemaEntry list of layout.def's text, in order. Only C
+    comments, blank lines and LAYOUT_ITEM lines may be there: anything
+    else is an error, never skipped."""
+    # blank the comments out, keeping their newlines for the line numbers
+    uncommented = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group().count("\n"),
+                         text, flags=re.S)
+    entries, seen = [], set()
+    for n, line in enumerate(uncommented.splitlines(), 1):
+        line = line.strip()
+        if not line:
+            continue
+        m = SCHEMA_LINE.match(line)
+        if not m:
+            raise DecodeError(
+                "{} line {}: not LAYOUT_ITEM(NAME, REQUIRED|OPTIONAL, "
+                "NEED_PTE|NEED_VMA, MIN, MAX): {!r}".format(source, n, line))
+        name, kind, groups, lo, hi = m.groups()
+        lo, hi = int(lo, 0), int(hi, 0)
+        if name in seen or not lo <= hi <= U64_MAX:
+            raise DecodeError("{} line {}: {} listed twice or its bounds "
+                              "{}..{} are off".format(source, n, name, lo,
+                                                      hi))
+        seen.add(name)
+        entries.append(SchemaEntry(
+            name, kind == "REQUIRED",
+            tuple(g[len("NEED_"):].lower() for g in groups.split(" | ")),
+            lo, hi))
+    if not entries:
+        raise DecodeError("{} lists no LAYOUT_ITEM".format(source))
+    return entries
+
+
+_schema = []
+
+
+def schema():
+    """layout.def's entries, read once."""
+    if not _schema:
+        try:
+            with open(SCHEMA_PATH) as f:
+                text = f.read()
+        except (IOError, OSError) as e:
+            raise DecodeError("cannot read {} ({})".format(
+                SCHEMA_PATH, e.strerror or e))
+        _schema.extend(parse_schema(text))
+    return _schema
+
 
 # The table levels, top down; each indexes PTRS_PER_PTE entries, the last
 # from PAGE_SHIFT up (Paging derives their shifts)
 LEVELS4 = ("pgd", "pud", "pmd", "pte")
 LEVELS5 = ("pgd", "p4d", "pud", "pmd", "pte")
 SIZES = {30: "1G", 21: "2M", 12: "4K"}      # the page sizes x86-64 maps
-
-
-class DecodeError(Exception):
-    """Input that cannot be decoded (a user error for the commands)."""
 
 
 def parse_layout(text, source="pfscale-layout"):
@@ -73,6 +136,37 @@ def parse_layout(text, source="pfscale-layout"):
     return values
 
 
+def signed64(value):
+    """value as the C readers print a long (pfscale-layout's own form)."""
+    return value - 2**64 if value >> 63 else value
+
+
+def check_values(values, source, entries):
+    """Refuse pfscale-layout values that crash/pfscale.c refuses too: a
+    required name of layout.def missing, a value out of its bounds, and
+    values that contradict one another."""
+    known = set(e.name for e in entries)
+    unknown = [n for n, _ in FLAG_BITS + SWP_FLAG_MASKS + PTE_MARKERS
+               if n not in known]
+    if unknown:
+        raise DecodeError("{} lacks {}, which decode.py gives a meaning "
+                          "to".format(SCHEMA_PATH, ", ".join(unknown)))
+    missing = [e.name for e in entries
+               if e.required and e.name not in values]
+    if missing:
+        raise DecodeError("{} lacks {}".format(source, ", ".join(missing)))
+    for e in entries:
+        if e.name in values and not e.lo <= values[e.name] <= e.hi:
+            raise DecodeError("{}: {} {} is out of bounds".format(
+                source, e.name, signed64(values[e.name])))
+    if (values["__PHYSICAL_MASK_SHIFT"] <= values["PAGE_SHIFT"] or
+            values["PTRS_PER_PTE"] & (values["PTRS_PER_PTE"] - 1)):
+        raise DecodeError("{}: __PHYSICAL_MASK_SHIFT {} or PTRS_PER_PTE {} "
+                          "is off".format(source,
+                                          values["__PHYSICAL_MASK_SHIFT"],
+                                          values["PTRS_PER_PTE"]))
+
+
 def bit_of(mask):
     return mask.bit_length() - 1
 
@@ -82,11 +176,8 @@ class Layout(object):
     masks and tables derived from them: page size, PTE flag bits, the
     swap-entry format, the swap types, the maple and rwsem encodings."""
 
-    def __init__(self, values, source="pfscale-layout"):
-        missing = [n for n in LAYOUT_REQUIRED if n not in values]
-        if missing:
-            raise DecodeError("{} lacks {}".format(source,
-                                                   ", ".join(missing)))
+    def __init__(self, values, source="pfscale-layout", entries=None):
+        check_values(values, source, entries or schema())
         v = self.values = dict(values)
         self.page_shift = v["PAGE_SHIFT"]
         self.ptrs = v["PTRS_PER_PTE"]
@@ -137,11 +228,13 @@ def swap_kinds(v):
              ["pte-marker"] * v["SWP_PTE_MARKER_NUM"] +
              ["swapin-error"] * v["SWP_SWAPIN_ERROR_NUM"])
     first = v["MAX_SWAPFILES"]
-    if first + len(names) != 1 << v["MAX_SWAPFILES_SHIFT"]:
+    if (v["MAX_SWAPFILES_SHIFT"] > v["SWP_TYPE_BITS"] or
+            first + len(names) != 1 << v["MAX_SWAPFILES_SHIFT"]):
         raise DecodeError("MAX_SWAPFILES {} and {} special swap types do not "
-                          "fill {} types".format(
+                          "fill {} types (within SWP_TYPE_BITS {})".format(
                               first, len(names),
-                              1 << v["MAX_SWAPFILES_SHIFT"]))
+                              1 << v["MAX_SWAPFILES_SHIFT"],
+                              v["SWP_TYPE_BITS"]))
     return dict((first + i, n) for i, n in enumerate(names))
 
 

@@ -90,9 +90,69 @@ refused("special swap types that do not fill the swap type space are "
             values, MAX_SWAPFILES=values["MAX_SWAPFILES"] + 1)))
 refused("a pfscale-layout line that is not 'NAME VALUE' is refused",
         lambda: d.parse_layout("PAGE_SHIFT 12\nPTRS_PER_PTE\n"))
-refused("a pfscale-layout without a required name is refused",
-        lambda: d.Layout(dict((k, v) for k, v in values.items()
-                              if k != "_PAGE_BIT_PSE")))
+
+
+def refused_naming(name, fn, words):
+    """fn raises DecodeError, with each of words in its message."""
+    try:
+        fn()
+        check(name, "accepted", "refused")
+    except d.DecodeError as e:
+        check(name, [w for w in words if w not in str(e)], [])
+
+
+refused_naming("a pfscale-layout without a required name is refused, "
+               "naming it", lambda: d.Layout(dict(
+                   (k, v) for k, v in values.items()
+                   if k != "_PAGE_BIT_PSE")), ["_PAGE_BIT_PSE"])
+
+# scripts/layout.def: the names, required or not, and bounds both readers
+# check pfscale-layout against (crash/pfscale.c includes it)
+entries = d.schema()
+check("the test kernel's pfscale-layout has layout.def's required names "
+      "and no others",
+      (sorted(set(values) - set(e.name for e in entries)),
+       [e.name for e in entries if e.required and e.name not in values]),
+      ([], []))
+check("layout.def's optional names",
+      [e.name for e in entries if not e.required],
+      ["_PAGE_SWP_EXCLUSIVE", "PTE_MARKER_PFSCALE_BUSY"])
+one = d.parse_schema("/* a\n * comment */\n\n"
+                     "LAYOUT_ITEM(PAGE_SHIFT, REQUIRED, NEED_PTE | NEED_VMA, "
+                     "10, 0x1e)  /* trailing */\n", "t.def")
+check("a layout.def entry: name, required, groups, bounds",
+      [(e.name, e.required, e.groups, e.lo, e.hi) for e in one],
+      [("PAGE_SHIFT", True, ("pte", "vma"), 10, 30)])
+for what, text in (
+        ("a missing bound", "LAYOUT_ITEM(PAGE_SHIFT, REQUIRED, NEED_PTE, 10)"),
+        ("an unknown group", "LAYOUT_ITEM(A, REQUIRED, NEED_PT, 0, 1)"),
+        ("an unknown kind", "LAYOUT_ITEM(PAGE_SHIFT, MAYBE, NEED_PTE, 0, 1)"),
+        ("a line that is not an entry", "#define LAYOUT_ITEM(x) x"),
+        ("an unterminated comment", "/* no end\nLAYOUT_ITEM(A, REQUIRED, "
+         "NEED_PTE, 0, 1)"),
+        ("a name listed twice", "LAYOUT_ITEM(B, OPTIONAL, NEED_PTE, 0, 1)"),
+        ("bounds upside down", "LAYOUT_ITEM(A, REQUIRED, NEED_PTE, 2, 1)")):
+    refused_naming("layout.def: " + what + " is refused, with its line",
+                   lambda: d.parse_schema(
+                       "LAYOUT_ITEM(B, REQUIRED, NEED_VMA, 0, 1)\n" + text,
+                       "t.def"), ["t.def line 2"])
+refused_naming("a pfscale-layout value above layout.def's bound is refused, "
+               "naming it", lambda: d.Layout(dict(values, SWP_TYPE_BITS=7)),
+               ["SWP_TYPE_BITS 7 is out of bounds"])
+refused_naming("a pfscale-layout value below layout.def's bound is refused",
+               lambda: d.Layout(dict(values, PAGE_SHIFT=9)),
+               ["PAGE_SHIFT 9 is out of bounds"])
+refused_naming("a pfscale-layout value out of bounds is printed as the file "
+               "has it", lambda: d.Layout(dict(
+                   values, MAPLE_HEIGHT_MAX=2**64 - 1)),
+               ["MAPLE_HEIGHT_MAX -1 is out of bounds"])
+refused("PTRS_PER_PTE that is not a power of two is refused",
+        lambda: d.Layout(dict(values, PTRS_PER_PTE=500)))
+check("a pfscale-layout without the optional names is taken",
+      d.Layout(dict((k, v) for k, v in values.items()
+                    if k not in ("_PAGE_SWP_EXCLUSIVE",
+                                 "PTE_MARKER_PFSCALE_BUSY"))).pte_markers,
+      ((0, "uffd-wp"),))
 
 va5 = (1 << 55) | (3 << 39) | (5 << 30) | (7 << 21) | (9 << 12) | 0x234
 put(0x1000, va5 >> 48 & 511, 0x2067)          # pgd -> p4d
