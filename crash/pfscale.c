@@ -340,16 +340,53 @@ static void pfs_layout_path(void)
 }
 
 /*
+ * The kernel's GNU build-id, in hex: the NT_GNU_BUILD_ID note among its
+ * ELF notes (__start_notes..__stop_notes, read from memory). 0 if none.
+ */
+static int pfs_build_id(char *hex, int len)
+{
+	unsigned char notes[1024];
+	ulong start, size, at, i;
+	uint32_t nh[3];	/* Elf64_Nhdr: namesz, descsz, type */
+
+	if (!symbol_exists("__start_notes") || !symbol_exists("__stop_notes"))
+		return 0;
+	start = symbol_value("__start_notes");
+	size = symbol_value("__stop_notes") - start;
+	if (size > sizeof(notes) ||
+	    !readmem(start, KVADDR, notes, size, "notes", RETURN_ON_ERROR | QUIET))
+		return 0;
+	for (at = 0; at + sizeof(nh) <= size; ) {
+		ulong name, desc;
+
+		memcpy(nh, notes + at, sizeof(nh));
+		name = at + sizeof(nh);
+		desc = name + ((nh[0] + 3) & ~3UL);
+		at = desc + ((nh[1] + 3) & ~3UL);
+		if (at > size)
+			break;
+		if (nh[2] == 3 && nh[0] == 4 && !memcmp(notes + name, "GNU", 4) &&
+		    nh[1] > 0 && (int)nh[1] * 2 < len) {
+			for (i = 0; i < nh[1]; i++)
+				sprintf(hex + 2 * i, "%02x", notes[desc + i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Fill the #define part of the table from pfscale-layout: "NAME VALUE"
  * lines, VALUE decimal, negative for a value with bit 63 set; '#' lines
- * are comments, names not in scripts/layout.def are skipped. Each name
+ * are comments ("# build-id HEX": the vmlinux it was written for), names
+ * not in scripts/layout.def are skipped. Each name
  * serves the groups that cannot do without it and has sanity bounds
  * [lo, hi], both from layout.def.
  */
 static void pfs_defines(void)
 {
 	int found[PFS_NR_DEFINES] = { 0 }, n = PFS_NR_DEFINES, i, lineno = 0;
-	char line[BUFSIZE], name[128], value[64], *end;
+	char line[BUFSIZE], name[128], value[64], *end, want[130] = "", have[130];
 	FILE *f;
 
 	L.defs_missing = 0;
@@ -365,6 +402,8 @@ static void pfs_defines(void)
 		int ok;
 
 		lineno++;
+		if (sscanf(line, "# build-id %129[0-9a-f]", want) == 1)
+			continue;
 		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0)
 			continue;
 		ok = sscanf(line, "%127s %63s %c", name, value, &extra) == 2;
@@ -404,8 +443,16 @@ static void pfs_defines(void)
 	     PFS_DEF(PTRS_PER_PTE) & (PFS_DEF(PTRS_PER_PTE) - 1)))
 		pfs_defs_lack(NEED_PTE, "%s: __PHYSICAL_MASK_SHIFT %lu or PTRS_PER_PTE %lu is off",
 			      L.layout_file, PFS_DEF(__PHYSICAL_MASK_SHIFT), PFS_DEF(PTRS_PER_PTE));
-	if (!(L.defs_missing & NEED_PTE) && symbol_exists("swap_info") &&
-	    get_array_length("swap_info", NULL, 0) != (int)PFS_DEF(MAX_SWAPFILES))
+	/*
+	 * A file of another kernel: written for another build-id; in a file
+	 * without one, swap_info[] does not have MAX_SWAPFILES entries.
+	 */
+	if (want[0] && pfs_build_id(have, sizeof(have))) {
+		if (strcmp(want, have))
+			pfs_defs_lack(NEED_PTE | NEED_VMA, "%s is not this vmlinux's: build-id %s, "
+				      "vmlinux has %s", L.layout_file, want, have);
+	} else if (!(L.defs_missing & NEED_PTE) && symbol_exists("swap_info") &&
+		   get_array_length("swap_info", NULL, 0) != (int)PFS_DEF(MAX_SWAPFILES))
 		pfs_defs_lack(NEED_PTE | NEED_VMA, "%s is not this vmlinux's: MAX_SWAPFILES %lu, swap_info[] "
 			      "has %d", L.layout_file, PFS_DEF(MAX_SWAPFILES),
 			      get_array_length("swap_info", NULL, 0));

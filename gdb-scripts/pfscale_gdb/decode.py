@@ -136,6 +136,13 @@ def parse_layout(text, source="pfscale-layout"):
     return values
 
 
+def layout_build_id(text):
+    """The GNU build-id of the vmlinux that scripts/layout.sh wrote the
+    file for (its "# build-id HEX" line), None in older files."""
+    m = re.search(r"^# build-id ([0-9a-f]+)$", text, re.M)
+    return m.group(1) if m else None
+
+
 def signed64(value):
     """value as the C readers print a long (pfscale-layout's own form)."""
     return value - 2**64 if value >> 63 else value

@@ -161,6 +161,15 @@ def layout_path():
                         "pfscale-layout")
 
 
+def vmlinux_build_id():
+    """The GNU build-id of the vmlinux gdb loaded, None if it has none."""
+    vmlinux = gdb.current_progspace().filename
+    for objfile in gdb.objfiles():
+        if objfile.filename == vmlinux:
+            return objfile.build_id
+    return None
+
+
 @cached
 def defines():
     """The kernel's decode.Layout: the #define values of its
@@ -175,8 +184,14 @@ def defines():
             "KERNEL_BUILD_DIR > {} (or set PFSCALE_LAYOUT)".format(
                 path, e.strerror or e, path))
     lay = decode.Layout(decode.parse_layout(text, path), path)
-    # A file of another kernel: swap_info[] has MAX_SWAPFILES entries.
-    if util.have_symbol("swap_info"):
+    # A file of another kernel: written for another build-id; in a file
+    # without one, swap_info[] does not have MAX_SWAPFILES entries.
+    want, have = decode.layout_build_id(text), vmlinux_build_id()
+    if want and have:
+        if want != have:
+            raise util.PfError("{} is not this vmlinux's: build-id {}, "
+                               "vmlinux has {}".format(path, want, have))
+    elif util.have_symbol("swap_info"):
         n = int(gdb.parse_and_eval("sizeof(swap_info) / sizeof(swap_info[0])"))
         if n != lay["MAX_SWAPFILES"]:
             raise util.PfError("{} is not this vmlinux's: MAX_SWAPFILES {}, "

@@ -148,6 +148,10 @@ refused_naming("a pfscale-layout value out of bounds is printed as the file "
                ["MAPLE_HEIGHT_MAX -1 is out of bounds"])
 refused("PTRS_PER_PTE that is not a power of two is refused",
         lambda: d.Layout(dict(values, PTRS_PER_PTE=500)))
+check("the build-id line of pfscale-layout, None in a file without one",
+      (d.layout_build_id("# pfscale-layout: ...\n# build-id 0d68a1\n"
+                         "PAGE_SHIFT 12\n"),
+       d.layout_build_id("PAGE_SHIFT 12\n")), ("0d68a1", None))
 check("a pfscale-layout without the optional names is taken",
       d.Layout(dict((k, v) for k, v in values.items()
                     if k not in ("_PAGE_SWP_EXCLUSIVE",

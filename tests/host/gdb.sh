@@ -327,15 +327,27 @@ nout=$(PFSCALE_LAYOUT=$out/no-such-pfscale-layout timeout 60 gdb -batch -nx -iex
 [ "$(grep -c "^pf-walk: cannot read $out/no-such-pfscale-layout (.*): make it with scripts/layout.sh KERNEL_BUILD_DIR" <<<"$nout")" = 1 ] &&
 	! grep -q Traceback <<<"$nout"
 check "without pfscale-layout: one line naming the file and scripts/layout.sh" $? "$(tr '\n' ' ' <<<"$nout" | head -c 300)"
-# Another kernel's pfscale-layout (hwpoison's swap type toggled, so one
-# swap file more or less) is refused: swap_info[] has MAX_SWAPFILES entries.
+# Another build's pfscale-layout (its "# build-id" line not vmlinux's) is
+# refused.
+vmid=$(readelf -n "$art/vmlinux" | sed -n 's/^[[:space:]]*Build ID: //p' | head -n 1)
+sed '/^# build-id /d; 1a # build-id 0123456789abcdef0123456789abcdef01234567' \
+	"$art/pfscale-layout" > "$out/otherbuild-pfscale-layout"
+bout=$(PFSCALE_LAYOUT=$out/otherbuild-pfscale-layout timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
+	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
+	-ex 'pf-walk 0x1000 1' 2>&1)
+[ "$(grep -c "^pf-walk: $out/otherbuild-pfscale-layout is not this vmlinux's: build-id 0123456789abcdef0123456789abcdef01234567, vmlinux has $vmid$" <<<"$bout")" = 1 ] &&
+	! grep -q Traceback <<<"$bout"
+check "another build's pfscale-layout is refused in one line (its build-id against vmlinux's)" $? "$(tr '\n' ' ' <<<"$bout" | head -c 300)"
+# Another kernel's pfscale-layout without a build-id line (hwpoison's swap
+# type toggled, so one swap file more or less) is refused: swap_info[] has
+# MAX_SWAPFILES entries.
 maxswap=$(sed -n 's/^MAX_SWAPFILES //p' "$art/pfscale-layout")
 if grep -qx 'SWP_HWPOISON_NUM 1' "$art/pfscale-layout"; then
 	othermax=$((maxswap + 1)) otherhw=0
 else
 	othermax=$((maxswap - 1)) otherhw=1
 fi
-sed "s/^MAX_SWAPFILES .*/MAX_SWAPFILES $othermax/; s/^SWP_HWPOISON_NUM .*/SWP_HWPOISON_NUM $otherhw/" \
+sed "/^# build-id /d; s/^MAX_SWAPFILES .*/MAX_SWAPFILES $othermax/; s/^SWP_HWPOISON_NUM .*/SWP_HWPOISON_NUM $otherhw/" \
 	"$art/pfscale-layout" > "$out/other-pfscale-layout"
 mout=$(PFSCALE_LAYOUT=$out/other-pfscale-layout timeout 60 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" \
 	-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py" \
