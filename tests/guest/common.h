@@ -279,18 +279,24 @@ static inline const char *pfscale_fault_counter(void)
 #define DESCRIPTIONS "/sys/kernel/debug/pfscale/descriptions"
 #define KIND_LEN 16
 
-/* Counter @name's kind into @kind (KIND_LEN); 0, or -1 if not described. */
-static inline int pfscale_counter_kind(const char *name, char *kind)
+/*
+ * Counter @name's kind into @kind and its level into @level (KIND_LEN
+ * each; either may be NULL); 0, or -1 if the kernel does not describe it.
+ */
+static inline int pfscale_counter_desc(const char *name, char *kind, char *level)
 {
-	char line[512], n[64], k[KIND_LEN];
+	char line[512], n[64], k[KIND_LEN], l[KIND_LEN];
 	FILE *f = fopen(DESCRIPTIONS, "r");
 	int ret = -1;
 
 	if (!f)
 		return -1;
 	while (ret < 0 && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %15s", n, k) == 2 && !strcmp(n, name)) {
-			memcpy(kind, k, KIND_LEN);
+		if (sscanf(line, "%63s %15s %15s", n, k, l) == 3 && !strcmp(n, name)) {
+			if (kind)
+				memcpy(kind, k, KIND_LEN);
+			if (level)
+				memcpy(level, l, KIND_LEN);
 			ret = 0;
 		}
 	fclose(f);

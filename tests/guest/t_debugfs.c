@@ -48,8 +48,10 @@ static void descriptions_check(void)
 	long long v;
 
 	while (c && d && fscanf(c, "%63s %lld", cname, &v) == 2) {
+		int meaning = 0;	/* where the meaning begins: the rest of the line */
 		int ok = fgets(line, sizeof(line), d) &&
-			 sscanf(line, "%63s %15s %7s %63s %*s", name, kind, level, site) == 4 &&
+			 sscanf(line, "%63s %15s %7s %63s %n", name, kind, level, site, &meaning) == 4 &&
+			 meaning > 0 && line[meaning] && line[meaning] != '\n' &&
 			 !strcmp(name, cname) && one_of(kind, kinds) && one_of(level, levels);
 
 		n++;

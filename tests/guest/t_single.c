@@ -27,7 +27,7 @@ static int loss_counters(char names[][64], long long *values)
 	if (!f)
 		return -1;
 	while (count < MAX_COUNTERS && fscanf(f, "%63s %lld", n, &v) == 2) {
-		if (pfscale_counter_kind(n, kind)) {
+		if (pfscale_counter_desc(n, kind, NULL)) {
 			tap_diag("counter %s has no kind in " DESCRIPTIONS, n);
 			count = -1;
 			break;

@@ -77,7 +77,7 @@ static int is_loss_counter(const char *name)
 {
 	char kind[KIND_LEN];
 
-	if (pfscale_counter_kind(name, kind)) {
+	if (pfscale_counter_desc(name, kind, NULL)) {
 		tap_diag("counter %s has no kind in " DESCRIPTIONS, name);
 		tap_bail("counter kinds");
 	}
@@ -124,8 +124,8 @@ static long trace_overrun(void)
 }
 
 struct check {
-	long events, ours, outside, install, populate, bad_fit;
-	char first_bad[512];
+	long events, ours, outside, install, populate, bad_fit, bad_level;
+	char first_bad[512], first_bad_level[512];
 	long by_counter[64];
 };
 
@@ -135,6 +135,7 @@ static void read_trace(const struct counters *c, char *area, struct check *k)
 	char line[512];
 	struct pfscale_trace_event e;
 	FILE *f = fopen(TRACING "/trace", "r");
+	char level[KIND_LEN];
 	int i;
 
 	if (!f)
@@ -152,6 +153,10 @@ static void read_trace(const struct counters *c, char *area, struct check *k)
 		if (!parsed)
 			continue;
 		k->events++;
+		/* The level is passed at each call site and kept in the table too. */
+		if ((pfscale_counter_desc(e.counter, NULL, level) || strcmp(level, e.level)) &&
+		    !k->bad_level++)
+			memcpy(k->first_bad_level, line, sizeof(k->first_bad_level));
 		for (i = 0; i < c->n; i++)
 			if (!strcmp(c->name[i], e.counter))
 				k->by_counter[i]++;
@@ -276,7 +281,7 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	tap_init(argv[0]);
-	tap_plan(7);
+	tap_plan(8);
 	if (n > 16)
 		n = 16;
 	if (access(TRACING "/events/pfscale", F_OK) &&
@@ -328,6 +333,9 @@ int main(int argc, char **argv)
 		  k.outside, k.ours);
 	tap_check(k.bad_fit == 0, "expected/found fit the site in every event (%ld do not)%s%s",
 		  k.bad_fit, k.bad_fit ? ", first: " : "", k.first_bad);
+	tap_check(k.bad_level == 0,
+		  "every event's level is its counter's level in the kernel's table (%ld are not)%s%s",
+		  k.bad_level, k.bad_level ? ", first: " : "", k.first_bad_level);
 
 	/* Events off: counters still move, nothing is recorded. */
 	trace_start("0", &before);
