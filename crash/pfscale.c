@@ -531,8 +531,9 @@ static void pfs_layout_init(void)
 		{ &L.qstr_name, "qstr", "name", 0 },
 		{ &L.special_name, "vm_special_mapping", "name", 0 },
 		{ &L.desc_name, "pfscale_counter_desc", "name", NEED_COUNTERS },
-		{ &L.desc_kind, "pfscale_counter_desc", "kind", NEED_COUNTERS },
-		{ &L.desc_level, "pfscale_counter_desc", "level", NEED_COUNTERS },
+		/* optional: older pfscale kernels' tables have no kinds ("") */
+		{ &L.desc_kind, "pfscale_counter_desc", "kind", 0 },
+		{ &L.desc_level, "pfscale_counter_desc", "level", 0 },
 		{ &L.desc_site, "pfscale_counter_desc", "site", NEED_COUNTERS },
 		{ &L.desc_meaning, "pfscale_counter_desc", "meaning", NEED_COUNTERS },
 	};

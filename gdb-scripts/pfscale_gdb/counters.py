@@ -42,11 +42,13 @@ def counter_descs():
         raise util.PfError("kernel has no pfscale patches")
     n = int(gdb.parse_and_eval("pfscale_nr_counters"))
     desc = gdb.parse_and_eval("pfscale_counter_desc")
+    # Older pfscale kernels' tables have no kind or level: "" for those.
+    have = set(f.name for f in desc[0].type.fields())
     out = []
     for i in range(n):
         d = desc[i]
-        out.append(CounterDesc(*(d[f].string() if int(d[f]) else ""
-                                 for f in CounterDesc._fields)))
+        out.append(CounterDesc(*(d[f].string() if f in have and int(d[f])
+                                 else "" for f in CounterDesc._fields)))
     _descs = out
     return _descs
 

@@ -309,40 +309,46 @@ static inline const char *pfscale_anon_loss_counter(void)
 }
 
 /*
- * The parked_by_* counters: which PTE-lock holder parked the PTEs that
- * faults met (busy_pte_fault), one counter per parking site, the site
- * recorded in the parked marker. Read by prefix, so a site the kernel
- * adds is seen without a list here.
+ * The parking sites' counters (kind parked): which PTE-lock holder parked
+ * the PTEs that faults met (busy_pte_fault), one counter per site, the
+ * site recorded in the parked marker. Chosen by the kind the kernel's
+ * table gives them (DESCRIPTIONS, in the order of COUNTERS), so a site
+ * the kernel adds is seen without a list or a naming rule here. A site
+ * is named by its counter (parked_by_unmap).
  */
-#define PARKED_PREFIX "parked_by_"
 #define PARKED_MAX 32
 struct parked_sites {
 	int n;			/* -1: the kernel counts no parking sites */
-	char site[PARKED_MAX][64];	/* without PARKED_PREFIX */
+	char site[PARKED_MAX][64];
 	long long count[PARKED_MAX];
 };
 
 static inline void parked_sites_read(struct parked_sites *p)
 {
-	char n[64];
+	char n[64], line[512], dn[64], kind[KIND_LEN];
 	long long v;
-	FILE *f = fopen(COUNTERS, "r");
+	FILE *f = fopen(COUNTERS, "r"), *d = fopen(DESCRIPTIONS, "r");
 
 	p->n = -1;
-	if (!f)
-		return;
-	while (fscanf(f, "%63s %lld", n, &v) == 2) {
-		if (strncmp(n, PARKED_PREFIX, strlen(PARKED_PREFIX)) || p->n + 1 >= PARKED_MAX)
+	while (f && d && fscanf(f, "%63s %lld", n, &v) == 2 && fgets(line, sizeof(line), d)) {
+		if (sscanf(line, "%63s %15s", dn, kind) != 2 || strcmp(dn, n)) {
+			tap_diag("%s does not describe counter %s in its place", DESCRIPTIONS, n);
+			tap_bail("counter descriptions");
+		}
+		if (strcmp(kind, "parked") || p->n + 1 >= PARKED_MAX)
 			continue;
 		if (p->n < 0)
 			p->n = 0;
-		snprintf(p->site[p->n], sizeof(p->site[0]), "%s", n + strlen(PARKED_PREFIX));
+		snprintf(p->site[p->n], sizeof(p->site[0]), "%s", n);
 		p->count[p->n++] = v;
 	}
-	fclose(f);
+	if (f)
+		fclose(f);
+	if (d)
+		fclose(d);
 }
 
-/* Faults that met a PTE parked by @site since @p0 (-1: no such site). */
+/* Faults that met a PTE parked by @site (its counter) since @p0 (-1: no such site). */
 static inline long long parked_since(const struct parked_sites *p0, const char *site)
 {
 	struct parked_sites now_;

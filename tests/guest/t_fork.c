@@ -113,7 +113,7 @@ static void fork_race(void *unused)
 		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
 		    !WIFEXITED(status) || WEXITSTATUS(status))
 			child_bad++;
-		cow_parked = parked_since(&parked.sites, "wp_page_copy");
+		cow_parked = parked_since(&parked.sites, "parked_by_wp_page_copy");
 	}
 	stop = 1;
 	for (k = 0; k < n; k++)

@@ -107,7 +107,7 @@ static const char *const entry_name[] = { "device-private", "device-exclusive" }
  * had parked (its own parking-site counter, not any park's busy_pte_fault).
  */
 static const char *const lost_counter[] = { "device_insert_lost",
-					     PARKED_PREFIX "device_exclusive" };
+					     "parked_by_device_exclusive" };
 
 /* What a race child found, in memory shared with the parent. */
 struct result {

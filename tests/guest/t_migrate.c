@@ -102,7 +102,9 @@ static const char *const part_name[NPARTS] = { "move_pages", "compaction", "NUMA
  * ptep_modify_prot_start() (change_pte_range(), do_numa_page()) for NUMA
  * hinting. Not "a fault met some park": reclaim or COW would count there.
  */
-static const char *const part_site[NPARTS] = { "migrate", "migrate", "modify_prot" };
+static const char *const part_site[NPARTS] = {
+	"parked_by_migrate", "parked_by_migrate", "parked_by_modify_prot"
+};
 
 /* /proc/vmstat event counters (CONFIG_VM_EVENT_COUNTERS) each part follows. */
 enum { V_PGMIGRATE, V_MIGRATE_SCANNED, V_ISOLATED, V_PTE_UPDATES, V_HINT_FAULTS, NVMSTAT };
@@ -501,7 +503,7 @@ static void report(int status, struct result *r, struct leak_watch *w)
 	if (r->site_busy < 0)
 		snprintf(site, sizeof(site), "no parking sites counted in this kernel");
 	else
-		snprintf(site, sizeof(site), "%lld faults met a PTE parked by %s", r->site_busy,
+		snprintf(site, sizeof(site), "%lld faults met a PTE its site parked (%s)", r->site_busy,
 			 part_site[part]);
 	if (!r->vm_events)
 		snprintf(vm, sizeof(vm), "; no VM event counters in this kernel");

@@ -684,7 +684,7 @@ static void collapse_child(void *arg)
 		for (k = 0; k < COLLAPSE_PAGERS; k++)
 			pthread_join(b[k], NULL);
 		pthread_barrier_destroy(&bar);
-		c->met = parked_since(&mark.sites, "unmap");
+		c->met = parked_since(&mark.sites, "parked_by_unmap");
 		for (i = 0; i < PAGES; i++)
 			if (*(volatile uint64_t *)(base + i * PAGE) != (MAGIC | i))
 				c->bad++;
@@ -774,7 +774,7 @@ int main(int argc, char **argv)
 	hits = race_window_hits("parked");
 	parked_mark(&parked);
 	status = leak_watch_run(&w, reclaim_child, res);
-	unmapped = parked_since(&parked.sites, "unmap");
+	unmapped = parked_since(&parked.sites, "parked_by_unmap");
 	if (hits >= 0)
 		hits = race_window_hits("parked") - hits;
 	if (status != 0 || !res->done)

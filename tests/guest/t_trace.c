@@ -28,6 +28,7 @@
 #define MB2 (2UL << 20)
 #define SLICES 32
 #define RACE_SECS 20
+#define CHECKS 8		/* the plan: main()'s checks and trace_cmd_check()'s */
 #define ENTRY_PRESENT 0x1ULL
 #define ENTRY_HUGE 0x80ULL	/* x86 _PAGE_PSE: a huge page, not a table */
 
@@ -281,12 +282,12 @@ int main(int argc, char **argv)
 
 	(void)argc;
 	tap_init(argv[0]);
-	tap_plan(8);
+	tap_plan(CHECKS);
 	if (n > 16)
 		n = 16;
 	if (access(TRACING "/events/pfscale", F_OK) &&
 	    access("/sys/kernel/debug/tracing/events/pfscale", F_OK)) {
-		for (i = 0; i < 7; i++)
+		for (i = 0; i < CHECKS; i++)
 			tap_skip("no pfscale trace events (kernel without the pfscale patches)");
 		return tap_exit();
 	}

@@ -212,7 +212,7 @@ static void zap_race(void *np)
 	while (now() - t0 < RACE_SECS &&
 	       (now() - t0 < fixed_secs(SECONDS) ||
 		(!slot_race_load(&race.bad) &&
-		 !(mode == 1 ? parked_since(&parked.sites, "madvise_free") != 0 :
+		 !(mode == 1 ? parked_since(&parked.sites, "parked_by_madvise_free") != 0 :
 		   mode == MODE_FREE_RECLAIM ? slot_race_load(&race.zeros) > 0 &&
 					       slot_race_load(&discarded) > 0 &&
 					       slot_race_load(&restored) > 0 :
@@ -221,7 +221,7 @@ static void zap_race(void *np)
 	pthread_join(zap, NULL);
 	slot_race_finish(&race);
 	tlb_flushers_stop(&flushers);
-	freed = parked_since(&parked.sites, "madvise_free");
+	freed = parked_since(&parked.sites, "parked_by_madvise_free");
 	if (race.first_bad[0])
 		tap_diag("%s: first lost write: %s", modes[mode], race.first_bad);
 	present = pagemap_rss(race.base, len);
@@ -241,7 +241,7 @@ static void zap_race(void *np)
 			  "race reproduced: reclaim restored %ld lazily freed pages redirtied after MADV_FREE under %d writers (same PFN, swap-backed again; %ld rounds looked) (%.1f s)%s",
 			  restored, n, snapshots, now() - t0, restored ? "" : ": race not reproduced");
 		tap_diag("%s: %lld faults met a PTE parked by try_to_unmap_one (%s path; writers flushed their TLB %ld times)",
-			 modes[mode], parked_since(&parked.sites, "unmap"), pfscale_path(),
+			 modes[mode], parked_since(&parked.sites, "parked_by_unmap"), pfscale_path(),
 			 flushers.flushes);
 	} else if (mode != 1)
 		tap_check(race.zeros > 0, "race reproduced: writers racing %s read %ld zapped writes back as 0 (%.1f s)%s",

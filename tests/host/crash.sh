@@ -29,7 +29,7 @@ if ! command -v crash >/dev/null || [ ! -f /usr/include/crash/defs.h ]; then
 	exit 0
 fi
 # The checks below, in order (an early exit after a failure reports fewer).
-echo "1..24"
+echo "1..25"
 if make -s -C "$top" build/pfscale.so >"$out/crash-gcc.log" 2>&1 && cp "$top/build/pfscale.so" "$so"; then
 	ok "extension crash/pfscale.c builds"
 else
@@ -271,6 +271,23 @@ if [ "$(grep -c "^pfpte: cannot read $out/no-such-pfscale-layout (No such file o
 	ok "without pfscale-layout: pfpte says so in one line, pfcounters still works"
 else
 	notok "without pfscale-layout: pfpte says so in one line, pfcounters still works (see $crashout.nolayout)"
+fi
+
+# A pfscale-layout written for another build (its build-id line changed):
+# pfpte refuses it in one line naming both build-ids; pfcounters still works.
+other=$out/other-build-pfscale-layout
+sed 's/^# build-id \([0-9a-f]\)/# build-id f\1/' "$art/pfscale-layout" > "$other"
+printf 'extend %s\npfpte %s 0x400000 0x401000\npfcounters\nquit\n' "$so" "$ready" > "$cmds.otherbuild"
+PFSCALE_LAYOUT=$other timeout 300 crash -s "$art/vmlinux" "$core" \
+	-i "$cmds.otherbuild" > "$crashout.otherbuild" 2>&1 </dev/null
+ob_cnt=$(sed -n '/pfscale.so: shared object loaded/,$p' "$crashout.otherbuild" |
+	grep -E '^[a-z_0-9]+ [0-9]+$' | sort)
+if grep -q '^# build-id f' "$other" &&
+	[ "$(grep -c "^pfpte: $other is not this vmlinux's: build-id f[0-9a-f]*, vmlinux has [0-9a-f]*: " "$crashout.otherbuild")" = 1 ] &&
+	[ -n "$ob_cnt" ] && [ "$ob_cnt" = "$g_cnt" ]; then
+	ok "a pfscale-layout of another build: pfpte refuses it by build-id in one line, pfcounters still works"
+else
+	notok "a pfscale-layout of another build: pfpte refuses it by build-id in one line, pfcounters still works (see $crashout.otherbuild)"
 fi
 
 # The paging dump (-p): gdb with the kernel's and pfscale's scripts.
