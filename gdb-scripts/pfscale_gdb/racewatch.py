@@ -42,9 +42,11 @@ ORIG_PTE_SITES = ("pte_fault_same_lost", "wp_copy_lost", "swapin_lost",
 
 # The kinds of counter whose increments are watched: races lost, and, only
 # when named with --counter, "retry" (a fault found a PTE parked by a
-# PTE-lock holder, orig_pte is the marker, and retries). The kernel's
-# counter table gives each counter's kind (include/linux/pfscale_counters.h).
-WATCHED_KINDS = ("lost", "retry")
+# PTE-lock holder, orig_pte is the marker, and retries) and "detail" (a
+# part of a lost counter: anon_cmpxchg_backout, the losers that undid
+# their rmap). The kernel's counter table gives each counter's kind
+# (include/linux/pfscale_counters.h).
+WATCHED_KINDS = ("lost", "retry", "detail")
 DEFAULT_KIND = "lost"
 
 
@@ -356,7 +358,8 @@ at every loss instead (the frame is the loss site: bt, info locals work);
 --counter NAME (repeatable, or NAME,NAME) watches only those counters'
 sites; it may also name a counter of kind "retry" (busy_pte_fault: a
 fault that found a PTE parked by a PTE-lock holder; expected is then
-that marker). --hw uses hardware
+that marker) or "detail" (anon_cmpxchg_backout: a loser that lost the
+cmpxchg itself and undid its rmap). --hw uses hardware
 breakpoints: under KVM these are the x86 debug registers, four at most,
 so choose the counters; software breakpoints (the default) work under
 both TCG and KVM. --list prints the sites;

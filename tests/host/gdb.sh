@@ -250,6 +250,7 @@ timeout 400 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux
 	-ex 'echo @@populate\n' \
 	-ex 'pf-race-watch --counter pte_table_cmpxchg_lost --hw --count 1 --json' \
 	-ex 'echo @@busy\n' -ex 'pf-race-watch --counter busy_pte_fault --count 1 --json' \
+	-ex 'echo @@backout\n' -ex 'pf-race-watch --counter anon_cmpxchg_backout --count 1 --json' \
 	-ex 'echo @@errors\n' -ex 'pf-race-watch --hw' -ex 'pf-race-watch --counter nosuch_lost' \
 	-ex 'echo @@after\n' -ex 'pf-counters --json' \
 	-ex 'echo @@bps\n' -ex 'maint info breakpoints' \
@@ -274,6 +275,10 @@ check "pf-race-watch --counter pte_table_cmpxchg_lost --hw: a loss in the popula
 # MADV_PAGEOUT's young-bit clearing): orig_pte is the busy marker.
 why=$(checks busy_loss "$(section busy | grep '^{')" "$(region reclaim)")
 check "pf-race-watch --counter busy_pte_fault: a fault in the reclaim helper's region expected a pfscale-busy PTE marker" $? "$why"
+# A loser of the cmpxchg itself (kind detail, named): it expected an empty
+# PTE and found the winner's page.
+why=$(checks backout_loss "$(section backout | grep '^{')" "$all_regions")
+check "pf-race-watch --counter anon_cmpxchg_backout: a loser in a helper's region expected an empty PTE, found the winner's present" $? "$why"
 errs=$(section errors)
 [ "$(grep -c '^pf-race-watch: --hw: [0-9]* sites, but x86 has 4 debug registers' <<<"$errs")" = 1 ] &&
 	[ "$(grep -c "^pf-race-watch: 'nosuch_lost' is not a lost-race counter" <<<"$errs")" = 1 ] &&

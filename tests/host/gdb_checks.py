@@ -232,6 +232,15 @@ def busy_loss(watch, regs):
 
 
 @check
+def backout_loss(watch, regs):
+    """An anon_cmpxchg_backout loser expected an empty PTE and found a
+    present one."""
+    one_loss(watch, regs, "anon_cmpxchg_backout",
+             lambda x: int(x["expected"], 16) == 0 and x["found_present"],
+             "not empty -> present")
+
+
+@check
 def lost_moved(before, after, least):
     """The counters of kind lost moved by at least LEAST."""
     b, a, kind = js(before)["counters"], js(after)["counters"], kinds(after)
