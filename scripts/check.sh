@@ -3,7 +3,7 @@
 # -p check: the race tests widened on the atomic path, then on the stock
 # path switched at run time, with a third of their fixed times) and the
 # host unit tests (the runner's parser, the gdb helpers' decoding, the
-# bench report). The debugger tests (gdb, crash: a boot and a dump each,
+# bench report). The debugger tests (gdb, crash, vmcore: a boot and a dump each,
 # and the unpatched kernel for their "no pfscale patches" messages) and
 # the series' checkpatch run too when their files changed since the last
 # make check that passed (a checksum in OUT). make test runs everything.
@@ -34,6 +34,10 @@ if changed debuggers gdb-scripts crash tests/host/gdb.sh tests/host/gdb_*.py \
 	hosts="$hosts gdb crash"
 	make -s kernel-test+unpatched >/dev/null || die "could not build the unpatched kernel"
 	stock_art=$(cat build/kernel-test+unpatched.path)
+fi
+if changed vmcore crash guest/run/vmcore tests/guest/h_race_loop.c tests/host/vmcore.sh; then
+	note "check: make vmcore's files changed since the last make check that passed: its test too"
+	hosts="$hosts vmcore"
 fi
 if changed patches patches; then
 	note "check: patches/ changed since the last make check that passed: checkpatch too"

@@ -64,7 +64,8 @@
  *    so the parks go on without using the pages up. No thread faults in
  *    the region meanwhile, so a fault that met a park of try_to_unmap_one
  *    (parked_by_unmap) is the swap-in's: it must have met some (at least
- *    COLLAPSE_ROUNDS rounds, until it did, RACE_SECS at most; windows
+ *    COLLAPSE_ROUNDS rounds, until it did, COLLAPSE_RACE_SECS at most (a
+ *    busy host starves the pagers: 15 rounds in 20 s met none); windows
  *    widened to 50 us where the kernel can: a park lasts a few
  *    instructions). Then every page must hold its pattern, and be present.
  *
@@ -107,6 +108,7 @@
 #define SWAPOFF_SECS 60
 #define RACE_SECS 20
 #define COLLAPSE_ROUNDS 6	/* part 4: rounds at least */
+#define COLLAPSE_RACE_SECS 45	/* part 4: until a park was met, at most */
 #define COLLAPSE_SWAPPED 256	/* part 4: the first pages, paged out before the collapse */
 #define COLLAPSE_PAGERS 8	/* part 4: pager threads, one slice of the region each */
 
@@ -657,7 +659,7 @@ static void collapse_child(void *arg)
 	c->widened = c->need && race_windows_widen("50");
 	parked_mark(&mark);
 	for (r = 0; r < fixed_count(COLLAPSE_ROUNDS) ||
-		    (c->need && c->met == 0 && now() - t0 < RACE_SECS); r++) {
+		    (c->need && c->met == 0 && now() - t0 < COLLAPSE_RACE_SECS); r++) {
 		struct collapse_pager_arg arg[COLLAPSE_PAGERS];
 		pthread_t a, b[COLLAPSE_PAGERS];
 		long i, swapped, present;
