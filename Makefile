@@ -92,6 +92,12 @@ $(BUILD)/pfscale.so: crash/pfscale.c scripts/layout.def
 	@mkdir -p $(dir $@)
 	gcc $(CRASH_CFLAGS) -o $@ $<
 
+# The extension's decode core as a host program, for the golden vectors
+# (tests/host/vectors.sh): no crash headers.
+$(BUILD)/decode-vectors: tests/host/decode_vectors.c crash/decode.c crash/decode.h
+	@mkdir -p $(dir $@)
+	gcc -Wall -Wextra -Werror -O1 -o $@ tests/host/decode_vectors.c crash/decode.c
+
 # The QEMU TCG plugin that counts instructions and cache-line transfers
 # between guest markers (qemu/boot.sh -P), built with the host compiler
 # against the API declarations in qemu/plugin/ (Debian ships no header).

@@ -18,7 +18,7 @@ import struct
 
 import gdb
 
-from pfscale_gdb import layout, util
+from pfscale_gdb import decode, layout, util
 
 
 # The encoding of a node pointer (MAPLE_NODE_MASK, MAPLE_NODE_TYPE_SHIFT,
@@ -28,8 +28,7 @@ ULONG_MAX = 2**64 - 1
 MAX_NODES = 1 << 16     # a sanity bound: a corrupt tree must not loop
 
 
-def xa_is_internal(entry):
-    return entry & 3 == 2
+xa_is_internal = decode.xa_is_internal
 
 
 def xa_is_node(entry):
@@ -64,41 +63,19 @@ def walk_node(enode, lo, hi, depth, out, budget):
     geo = layout.maple()
     mtype = mte_node_type(enode)
     words = read_node(mte_to_node(enode), geo["node_size"])
-    if mtype == geo["dense"]:
-        for i, entry in enumerate(words[1:]):
-            if lo + i > hi:
-                break
-            if entry and not xa_is_internal(entry):
-                out.append((lo + i, lo + i, entry))
-        return
-    if mtype not in geo["nodes"]:
+    error, leaf, slots = decode.maple_node(geo, words, mtype, lo, hi)
+    if error == "type":
         raise util.PfError("maple node 0x{:x}: unknown type {}".format(
             enode, mtype))
-    poff, npiv, soff, nslots = geo["nodes"][mtype]
-    pivots = words[poff // 8:poff // 8 + npiv]
-    slots = words[soff // 8:soff // 8 + nslots]
-    leaf = mtype == geo["leaf"]
-    first = lo
-    for i in range(nslots):
-        last = hi
-        if i < npiv:
-            last = pivots[i]
-        elif not slots[i]:
-            break
-        if last == 0 and i > 0:
-            break
-        if last > hi:
-            raise util.PfError("maple node 0x{:x}: pivot {} (0x{:x}) beyond "
-                               "its max 0x{:x}".format(enode, i, last, hi))
-        entry = slots[i]
-        if leaf:
-            if entry and not xa_is_internal(entry):
-                out.append((first, last, entry))
-        elif entry:
+    if error != "ok":
+        raise util.PfError("maple node 0x{:x}: {} outside [0x{:x}, 0x{:x}]: "
+                           "tree changing or corrupt".format(
+                               enode, error.replace("@", " of slot "), lo, hi))
+    for first, last, entry in slots:
+        if not leaf:
             walk_node(entry, first, last, depth + 1, out, budget)
-        if last == hi:
-            break
-        first = last + 1
+        elif not xa_is_internal(entry):
+            out.append((first, last, entry))
 
 
 def entries(tree):
