@@ -6,12 +6,14 @@
  * in C syntax), and prints one result a line in the canonical form that
  * vectors.py compares with decode.py's and with the expected value of
  * tests/vectors/decode.json. "def NAME VALUE" lines set the #defines.
+ * The JSON writer of the extension's -j (crash/json.c) is tested too.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../crash/decode.h"
+#include "../../crash/json.h"
 
 #define MAX_WORDS 4096
 
@@ -307,16 +309,60 @@ static void v_def(void)
 			defs[i] = num(1);
 }
 
+/* %XX escapes of a word (vectors.py quotes strings so that they are one word). */
+static const char *unquote(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+	unsigned int c;
+
+	for (; *s && n + 1 < len; s++)
+		if (*s == '%' && sscanf(s + 1, "%2x", &c) == 1)
+			out[n++] = (char)c, s += 2;
+		else
+			out[n++] = *s;
+	out[n] = 0;
+	return out;
+}
+
+/*
+ * json TOKEN... -> what crash/json.c writes: { } [ ] open and close,
+ * n:NAME a name, s:STR i:INT u:UINT h:HEX b:0|1 z (null) the values.
+ */
+static void v_json(void)
+{
+	struct jw w;
+	char buf[4096];
+	int i;
+
+	jw_init(&w, stdout);
+	for (i = 0; i < nwords; i++) {
+		const char *t = words[i], *arg = t[0] && t[1] == ':' ? t + 2 : "";
+
+		switch (t[0]) {
+		case '{': jw_start_object(&w); break;
+		case '}': jw_end_object(&w); break;
+		case '[': jw_start_array(&w); break;
+		case ']': jw_end_array(&w); break;
+		case 'n': jw_name(&w, unquote(arg, buf, sizeof(buf))); break;
+		case 's': jw_string(&w, unquote(arg, buf, sizeof(buf))); break;
+		case 'i': jw_int(&w, strtol(arg, NULL, 0)); break;
+		case 'u': jw_uint(&w, strtoul(arg, NULL, 0)); break;
+		case 'h': jw_hex(&w, strtoul(arg, NULL, 0)); break;
+		case 'b': jw_bool(&w, atoi(arg)); break;
+		case 'z': jw_null(&w); break;
+		}
+	}
+}
+
 static const struct {
 	const char *kind;
 	void (*fn)(void);
-	int silent;	/* prints nothing */
 } kinds[] = {
-	{ "def", v_def, 1 }, { "maple_geo", v_maple_geo, 1 }, { "pte", v_pte, 0 },
-	{ "swap_kinds", v_swap_kinds, 0 }, { "swap_kind", v_swap_kind, 0 },
-	{ "walk", v_walk, 0 }, { "maple", v_maple, 0 }, { "rwsem", v_rwsem, 0 },
-	{ "qspinlock", NULL, 0 }, { "rss", v_rss, 0 }, { "mm_counters", v_mm_counters, 0 },
-	{ "vm_flags", v_vm_flags, 0 }, { "dentry", v_dentry, 0 },
+	{ "def", v_def }, { "maple_geo", v_maple_geo }, { "pte", v_pte },
+	{ "swap_kinds", v_swap_kinds }, { "swap_kind", v_swap_kind },
+	{ "walk", v_walk }, { "maple", v_maple }, { "rwsem", v_rwsem },
+	{ "qspinlock", NULL }, { "rss", v_rss }, { "mm_counters", v_mm_counters },
+	{ "vm_flags", v_vm_flags }, { "dentry", v_dentry }, { "json", v_json },
 };
 
 int main(void)

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.parse
 
 top = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(top, "gdb-scripts"))
@@ -171,11 +172,36 @@ def k_dentry(v, lay, paging, geo, tables):
             d.dentry_path(v["names"], v["root"]), v["want"])
 
 
+def json_tokens(doc):
+    """The token words of decode_vectors.c's json kind for doc."""
+    q = lambda s: urllib.parse.quote(s, safe="")
+    if isinstance(doc, dict):
+        return ["{"] + sum((["n:" + q(k)] + json_tokens(x)
+                            for k, x in doc.items()), []) + ["}"]
+    if isinstance(doc, list):
+        return ["["] + sum((json_tokens(x) for x in doc), []) + ["]"]
+    if doc is None:
+        return ["z"]
+    if isinstance(doc, bool):
+        return ["b:{:d}".format(doc)]
+    if isinstance(doc, int):
+        return ["i:{}".format(doc)]
+    if doc.startswith("0x"):        # the writer's hex strings
+        return ["h:" + doc]
+    return ["s:" + q(doc)]
+
+
+def k_json(v, lay, paging, geo, tables):
+    """crash's -j writer must print what gdb's json.dumps() prints."""
+    return ("json " + " ".join(json_tokens(v["doc"])), json.dumps(v["doc"]),
+            v["want"])
+
+
 KINDS = (("pte", k_pte), ("swap_kind", k_swap_kind),
          ("swap_kinds", k_swap_kinds), ("walk", k_walk), ("maple", k_maple),
          ("rwsem", k_rwsem), ("qspinlock", k_qspinlock), ("rss", k_rss),
          ("mm_counters", k_mm_counters), ("vm_flags", k_vm_flags),
-         ("dentry", k_dentry))
+         ("dentry", k_dentry), ("json", k_json))
 
 
 def geometry(g):
