@@ -136,7 +136,6 @@ void cmd_pfcounters(void)
 {
 	static char names[PFS_MAX_COUNTERS][64];
 	struct pfs_counters c = { names, NULL, kt->cpus };
-	long i;
 	int json;
 
 	if (pfs_options(&json) != argcnt)
@@ -147,7 +146,7 @@ void cmd_pfcounters(void)
 	if (json)
 		pfs_counters_json(&c);
 	else
-		for (i = 0; i < L.nr_counters; i++)
+		for (long i = 0; i < L.nr_counters; i++)
 			fprintf(fp, "%s %lu\n", names[i], pfs_counter_sum(&c, i));
 	FREEBUF(c.values);
 }

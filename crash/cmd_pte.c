@@ -75,7 +75,7 @@ static int pfs_read_entry(void *ctx, u64 table, int idx, u64 *e)
 /* The not-present counts by kind ("swap" for the swap files' types), in type order. */
 static void pfs_not_present(struct jw *w, const long *by_type)
 {
-	const char *kinds[PFD_MAX_SWP_TYPES];
+	const char *kinds[PFD_MAX_SWP_TYPES] = { NULL };
 	long counts[PFD_MAX_SWP_TYPES];
 	int t, k, n = 0;
 
@@ -92,8 +92,10 @@ static void pfs_not_present(struct jw *w, const long *by_type)
 		}
 		counts[k] += by_type[t];
 	}
-	if (w)
-		jw_name(w, "not_present"), jw_start_object(w);
+	if (w) {
+		jw_name(w, "not_present");
+		jw_start_object(w);
+	}
 	for (k = 0; k < n; k++) {
 		if (w)
 			jw_int_field(w, kinds[k], counts[k]);

@@ -197,8 +197,8 @@ static void pfs_mmap_lock_json(struct jw *w, ulong mm)
 {
 	ulong lock = mm + OFF(mm_struct_mmap_lock), count = 0, owner = 0, otask;
 	const char *flags[2];
-	char state[48], who[64] = "", comm[TASK_COMM_LEN + 1] = "";
-	int pid = 0, i, n;
+	char state[48], who[64] = "";
+	int i, n;
 
 	if (OFF(mm_struct_mmap_lock) < 0 || OFF(rw_semaphore_count) < 0 ||
 	    OFF(rw_semaphore_owner) < 0) {
@@ -210,7 +210,8 @@ static void pfs_mmap_lock_json(struct jw *w, ulong mm)
 	pfd_rwsem_state(&L.rwsem, count, state, sizeof(state));
 	otask = owner & ~PFS_DEF(RWSEM_OWNER_FLAGS_MASK);
 	if (otask) {
-		int ok = PFS_READ(otask, task_struct_pid, pid, RETURN_ON_ERROR | QUIET) &&
+		char comm[TASK_COMM_LEN + 1] = "";
+		int pid = 0, ok = PFS_READ(otask, task_struct_pid, pid, RETURN_ON_ERROR | QUIET) &&
 			 pfs_read_member(otask, PFS_M_task_struct_comm, comm, TASK_COMM_LEN,
 					 RETURN_ON_ERROR | QUIET);
 
@@ -252,10 +253,11 @@ static void pfs_page_table_lock_json(struct jw *w, ulong mm)
 	jw_string_field(w, "state", pfd_qspin_state(val));
 	if (OFF(raw_spinlock_owner_cpu) >= 0) {
 		PFS_READ(lock, raw_spinlock_owner_cpu, cpu, FAULT_ON_ERROR);
+		jw_name(w, "owner_cpu");
 		if (cpu >= 0)
-			jw_int_field(w, "owner_cpu", cpu);
+			jw_int(w, cpu);
 		else
-			jw_name(w, "owner_cpu"), jw_null(w);
+			jw_null(w);
 	}
 	jw_end_object(w);
 }

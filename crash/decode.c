@@ -187,6 +187,8 @@ static int pfd_maple_dense(const struct pfd_maple_geo *g, const u64 *words, u64 
 	const u64 *slot = words + g->dense_slot / 8;
 	int i, n = g->slots[g->dense];
 
+	if (g->dense_slot / 8 + n > g->node_size / 8)
+		return PFD_MAPLE_BAD_TYPE;
 	for (i = 0; i < n && (u64)i <= max - min; i++)
 		if (slot[i]) {
 			out[*nout].first = out[*nout].last = min + i;
@@ -220,6 +222,10 @@ int pfd_maple_node(const struct pfd_maple_geo *g, const u64 *words, long type, u
 	}
 	nslots = g->slots[type];
 	npivots = g->pivots[type];
+	/* a geometry that reaches past the node is no node's */
+	if ((long)((const u64 *)slot - words) + nslots > g->node_size / 8 ||
+	    (long)((const u64 *)pivot - words) + npivots > g->node_size / 8)
+		return PFD_MAPLE_BAD_TYPE;
 	for (i = 0; i < nslots; i++) {
 		u64 last = max;
 

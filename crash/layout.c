@@ -73,12 +73,14 @@ static void __attribute__((format(printf, 2, 3))) pfs_defs_lack(int group, const
 /* What gdb prints for "p EXPR" (after "= "), into out; 0 if nothing. */
 int pfs_gdb_print(const char *expr, char *out, int len)
 {
-	char cmd[160], line[BUFSIZE], *eq;
+	char cmd[160];
 	int ok = 0;
 
 	snprintf(cmd, sizeof(cmd), "p %s", expr);
 	open_tmpfile();
 	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
+		char line[BUFSIZE], *eq;
+
 		rewind(pc->tmpfile);
 		while (fgets(line, sizeof(line), pc->tmpfile))
 			if (line[0] == '$' && (eq = strstr(line, "= "))) {
@@ -99,7 +101,6 @@ int pfs_gdb_print(const char *expr, char *out, int len)
 static void pfs_member(int id)
 {
 	const struct pfs_member_desc *d = &pfs_members[id];
-	char expr[160], val[32];
 	long o = MEMBER_OFFSET((char *)d->s, (char *)d->m), size;
 
 	if (o >= 0) {
@@ -109,6 +110,8 @@ static void pfs_member(int id)
 		size = o >= 0 ? ANON_MEMBER_SIZE((char *)d->s, (char *)d->m) : -1;
 	}
 	if (o >= 0 && size <= 0) {
+		char expr[160], val[32];
+
 		snprintf(expr, sizeof(expr), "sizeof(((struct %s *)0)->%s)", d->s, d->m);
 		if (!pfs_gdb_print(expr, val, sizeof(val)) || sscanf(val, "%ld", &size) != 1)
 			size = -1;
@@ -187,12 +190,14 @@ static void pfs_maple_geo(void)
  */
 static void pfs_mm_counters(void)
 {
-	char cmd[] = "ptype NR_MM_COUNTERS", line[BUFSIZE], list[BUFSIZE] = "", *tok, *save;
+	char cmd[] = "ptype NR_MM_COUNTERS", list[BUFSIZE] = "", *tok, *save;
 
 	L.nr_mm = 0;
 	L.nr_mm_counters = pfs_enum("NR_MM_COUNTERS", NEED_RSS);
 	open_tmpfile();
 	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
+		char line[BUFSIZE];
+
 		rewind(pc->tmpfile);
 		while (fgets(line, sizeof(line), pc->tmpfile))
 			if (strstr(line, "enum {"))

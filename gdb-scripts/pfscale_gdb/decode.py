@@ -482,6 +482,9 @@ def maple_node(geo, words, mtype, lo, hi):
     if mtype not in geo["nodes"]:
         return "type", leaf, []
     poff, npiv, soff, nslots = geo["nodes"][mtype]
+    # a geometry that reaches past the node is no node's
+    if max(soff // 8 + nslots, poff // 8 + npiv) > len(words):
+        return "type", leaf, []
     slots = words[soff // 8:soff // 8 + nslots]
     if mtype == geo["dense"]:
         return "ok", leaf, [(lo + i, lo + i, e) for i, e in enumerate(slots)
