@@ -196,12 +196,23 @@ static void pfs_mm_counters(void)
 	L.nr_mm_counters = pfs_enum("NR_MM_COUNTERS", NEED_RSS);
 	open_tmpfile();
 	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
-		char line[BUFSIZE];
+		char line[BUFSIZE], *p;
+		int in = 0;
 
+		/* "type = enum {MM_FILEPAGES, ...}", on one line or more */
 		rewind(pc->tmpfile);
-		while (fgets(line, sizeof(line), pc->tmpfile))
-			if (strstr(line, "enum {"))
-				snprintf(list, sizeof(list), "%s", strchr(line, '{') + 1);
+		while (fgets(line, sizeof(line), pc->tmpfile)) {
+			p = line;
+			if (!in && (p = strstr(line, "enum {"))) {
+				p += strlen("enum {");
+				in = 1;
+			}
+			if (!in)
+				continue;
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s", p);
+			if (strchr(p, '}'))
+				break;
+		}
 	}
 	close_tmpfile();
 	for (tok = strtok_r(list, ",}\n", &save); tok; tok = strtok_r(NULL, ",}\n", &save)) {
