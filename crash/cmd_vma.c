@@ -164,11 +164,12 @@ static void pfs_vma_entry(ulong vma, ulong first, ulong last, void *ctx)
 	struct pfs_vma v;
 	int odd;
 
-	/* xa_is_internal() below MAPLE_RESERVED_RANGE: not a pointer */
-	if (vma < PFS_DEF(MAPLE_RESERVED_RANGE) && pfd_xa_is_internal(vma)) {
+	/* an internal entry is no pointer (gdb's pf-mm skips them too) */
+	if (pfd_xa_is_internal(vma)) {
 		if (w->print)
-			error(INFO, "%lx-%lx: reserved maple entry %lx (XA_ZERO_ENTRY: mm being "
-			      "duplicated?)\n", first, last + 1, vma);
+			error(INFO, "%lx-%lx: internal maple entry %lx%s\n", first, last + 1, vma,
+			      vma < PFS_DEF(MAPLE_RESERVED_RANGE) ?
+			      " (XA_ZERO_ENTRY: mm being duplicated?)" : "");
 		return;
 	}
 	if (w->vmas++ >= PFS_MAX_VMAS)

@@ -252,6 +252,65 @@ int pfd_maple_node(const struct pfd_maple_geo *g, const u64 *words, long type, u
 	return PFD_MAPLE_OK;
 }
 
+static void pfd_maple_bad(struct pfd_maple_walk *w, const char *what, u64 node, u64 min,
+			  u64 max)
+{
+	w->nbad++;
+	if (w->bad)
+		w->bad(w->ctx, what, node, min, max);
+}
+
+static void pfd_maple_walk_node(struct pfd_maple_walk *w, u64 enode, u64 min, u64 max,
+				u64 depth)
+{
+	u64 words[1024 / 8], node = enode & ~w->node_mask;
+	struct pfd_maple_slot slots[32];
+	int n, leaf, bad, i, err;
+	char what[16];
+
+	if (depth > w->height_max) {
+		pfd_maple_bad(w, "deep", node, min, max);
+		return;
+	}
+	if (w->nodes >= PFD_MAPLE_MAX_NODES) {
+		pfd_maple_bad(w, "nodes", node, min, max);
+		return;
+	}
+	memset(words, 0, sizeof(words));
+	if (w->g->node_size <= 0 || w->g->node_size > (long)sizeof(words) ||
+	    !w->read(w->ctx, node, words)) {
+		pfd_maple_bad(w, "unreadable", node, min, max);
+		return;
+	}
+	w->nodes++;
+	err = pfd_maple_node(w->g, words, pfd_maple_type(enode, w->type_shift, w->type_mask),
+			     min, max, slots, &n, &leaf, &bad);
+	if (err == PFD_MAPLE_BAD_TYPE) {
+		pfd_maple_bad(w, "type", node, min, max);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (leaf)
+			w->visit(w->ctx, slots[i].entry, slots[i].first, slots[i].last);
+		else
+			pfd_maple_walk_node(w, slots[i].entry, slots[i].first, slots[i].last,
+					    depth + 1);
+	if (err == PFD_MAPLE_BAD_PIVOT) {
+		snprintf(what, sizeof(what), "pivot@%d", bad);
+		pfd_maple_bad(w, what, node, min, max);
+	}
+}
+
+void pfd_maple_walk(struct pfd_maple_walk *w, u64 root)
+{
+	w->nodes = w->nbad = 0;
+	/* xa_is_node(): an internal entry above MAPLE_RESERVED_RANGE */
+	if (root > w->reserved_range && pfd_xa_is_internal(root))
+		pfd_maple_walk_node(w, root & ~w->root_node, 0, ~0ULL, 1);
+	else if (root)		/* a single entry at index 0, no node */
+		w->visit(w->ctx, root, 0, 0);
+}
+
 void pfd_rwsem_state(const struct pfd_rwsem *b, u64 count, char *state, size_t len)
 {
 	/* kernel/locking/rwsem.c: readers from RWSEM_READER_SHIFT up to bit 62 */

@@ -107,6 +107,25 @@ int pfd_maple_node(const struct pfd_maple_geo *g, const u64 *words, long type, u
 long pfd_maple_type(u64 enode, u64 type_shift, u64 type_mask);
 int pfd_xa_is_internal(u64 entry);
 
+/*
+ * A walk of a whole tree from its ma_root, in index order, as
+ * mt_dump() does: read() gives a node's node_size bytes (0: unreadable),
+ * visit() each non-empty leaf slot (internal entries too: the visitor
+ * decides), bad() what is wrong (what: "deep", "unreadable", "type",
+ * "pivot@I", "nodes"), after which the walk goes on with the rest.
+ */
+#define PFD_MAPLE_MAX_NODES 65536	/* a corrupt tree must not loop */
+struct pfd_maple_walk {
+	const struct pfd_maple_geo *g;
+	u64 node_mask, type_shift, type_mask, root_node, reserved_range, height_max;
+	int (*read)(void *ctx, u64 node, u64 *words);
+	void (*visit)(void *ctx, u64 entry, u64 first, u64 last);
+	void (*bad)(void *ctx, const char *what, u64 node, u64 min, u64 max);
+	void *ctx;
+	long nodes, nbad;
+};
+void pfd_maple_walk(struct pfd_maple_walk *w, u64 root);
+
 /* rw_semaphore count: "write-locked", "read-locked by N", "unlocked". */
 struct pfd_rwsem {
 	u64 writer_locked, waiters, handoff, reader_shift, reader_owned, owner_flags;

@@ -515,6 +515,49 @@ def xa_is_internal(entry):
     return entry & 3 == 2
 
 
+MAPLE_MAX_NODES = 1 << 16       # a corrupt tree must not loop
+
+
+def maple_walk(root, geo, lay, read):
+    """Walk a whole maple tree from its ma_root, in index order, as
+    mt_dump() does: read(node) gives a node's words (None: unreadable).
+    Returns ([(first, last, entry)] of every non-empty leaf slot, internal
+    entries too (the caller decides), nodes read, [(what, node, lo, hi)]
+    of what is wrong: "deep", "nodes", "unreadable", "type", "pivot@I";
+    the walk goes on with the rest."""
+    out, bad, nodes = [], [], [0]
+
+    def walk(enode, lo, hi, depth):
+        node = enode & ~lay["MAPLE_NODE_MASK"] & U64_MAX
+        if depth > lay["MAPLE_HEIGHT_MAX"]:
+            return bad.append(("deep", node, lo, hi))
+        if nodes[0] >= MAPLE_MAX_NODES:
+            return bad.append(("nodes", node, lo, hi))
+        words = read(node)
+        if words is None:
+            return bad.append(("unreadable", node, lo, hi))
+        nodes[0] += 1
+        mtype = (enode >> lay["MAPLE_NODE_TYPE_SHIFT"]) & \
+            lay["MAPLE_NODE_TYPE_MASK"]
+        error, leaf, slots = maple_node(geo, words, mtype, lo, hi)
+        if error == "type":
+            return bad.append(("type", node, lo, hi))
+        for first, last, entry in slots:
+            if leaf:
+                out.append((first, last, entry))
+            else:
+                walk(entry, first, last, depth + 1)
+        if error != "ok":
+            bad.append((error, node, lo, hi))
+
+    # xa_is_node(): an internal entry above MAPLE_RESERVED_RANGE
+    if root > lay["MAPLE_RESERVED_RANGE"] and xa_is_internal(root):
+        walk(root & ~lay["MAPLE_ROOT_NODE"], 0, U64_MAX, 1)
+    elif root:      # a single entry at index 0, no node
+        out.append((0, 0, root))
+    return out, nodes[0], bad
+
+
 def rwsem_state(count, lay):
     """(state, flags) of an rw_semaphore's count: "write-locked", "read-
     locked by N" (kernel/locking/rwsem.c: readers from RWSEM_READER_SHIFT

@@ -24,11 +24,13 @@ static const char *def_names[] = {
 	"SWP_DEVICE_NUM", "SWP_PTE_MARKER_NUM", "SWP_SWAPIN_ERROR_NUM",
 	"RWSEM_WRITER_LOCKED", "RWSEM_FLAG_WAITERS", "RWSEM_FLAG_HANDOFF",
 	"RWSEM_READER_SHIFT", "RWSEM_READER_OWNED", "RWSEM_OWNER_FLAGS_MASK",
-	"MAPLE_NODE_TYPE_SHIFT", "MAPLE_NODE_TYPE_MASK",
+	"MAPLE_NODE_TYPE_SHIFT", "MAPLE_NODE_TYPE_MASK", "MAPLE_NODE_MASK", "MAPLE_ROOT_NODE",
+	"MAPLE_RESERVED_RANGE", "MAPLE_HEIGHT_MAX",
 };
 enum { PAGE_SHIFT, PTRS, PHYS_SHIFT, B_PRESENT, B_PSE, B_PROTNONE, B_SPECIAL, SWP_TYPE_BITS,
        MAXSWAP, MAXSWAP_SHIFT, N_HWPOISON, N_MIGRATION, N_DEVICE, N_MARKER, N_SWAPIN_ERROR,
-       W_LOCKED, W_WAITERS, W_HANDOFF, R_SHIFT, R_OWNED, O_MASK, MT_SHIFT, MT_MASK, NDEFS };
+       W_LOCKED, W_WAITERS, W_HANDOFF, R_SHIFT, R_OWNED, O_MASK, MT_SHIFT, MT_MASK,
+       MT_NODE_MASK, MT_ROOT, MT_RESERVED, MT_HEIGHT, NDEFS };
 static u64 defs[NDEFS];
 
 /* The words of a line after its kind. */
@@ -231,6 +233,58 @@ static void v_maple(void)
 	printf("\n");
 }
 
+/* A synthetic tree: "NODE INDEX WORD" triples, all in words[] after the root. */
+struct tree {
+	int from;	/* the first triple's word */
+};
+
+static int tree_read(void *ctx, u64 node, u64 *out)
+{
+	struct tree *t = ctx;
+	int i, found = 0;
+
+	for (i = t->from; i + 2 < nwords; i += 3)
+		if (num(i) == node && num(i + 1) < 128) {
+			out[num(i + 1)] = num(i + 2);
+			found = 1;
+		}
+	return found;
+}
+
+static void tree_visit(void *ctx, u64 entry, u64 first, u64 last)
+{
+	(void)ctx;
+	printf(" 0x%llx-0x%llx:0x%llx", (unsigned long long)first, (unsigned long long)last,
+	       (unsigned long long)entry);
+}
+
+/* what is wrong, printed after the entries */
+static char tree_errors[1024];
+
+static void tree_bad(void *ctx, const char *what, u64 node, u64 min, u64 max)
+{
+	size_t n = strlen(tree_errors);
+
+	(void)ctx, (void)min, (void)max;
+	snprintf(tree_errors + n, sizeof(tree_errors) - n, " !%s@0x%llx", what,
+		 (unsigned long long)node);
+}
+
+/* maple_walk ROOT (NODE INDEX WORD)... -> "nodes=N ENTRIES... !WHAT@NODE..." in walk order */
+static void v_maple_walk(void)
+{
+	struct tree t = { 1 };
+	struct pfd_maple_walk w = {
+		&geo, defs[MT_NODE_MASK], defs[MT_SHIFT], defs[MT_MASK], defs[MT_ROOT],
+		defs[MT_RESERVED], defs[MT_HEIGHT], tree_read, tree_visit, tree_bad, &t, 0, 0,
+	};
+
+	tree_errors[0] = 0;
+	printf("walk");
+	pfd_maple_walk(&w, num(0));
+	printf("%s nodes=%ld\n", tree_errors, w.nodes);
+}
+
 /* rwsem COUNT -> "STATE;FLAG,FLAG" */
 static void v_rwsem(void)
 {
@@ -363,6 +417,7 @@ static const struct {
 	{ "walk", v_walk }, { "maple", v_maple }, { "rwsem", v_rwsem },
 	{ "qspinlock", NULL }, { "rss", v_rss }, { "mm_counters", v_mm_counters },
 	{ "vm_flags", v_vm_flags }, { "dentry", v_dentry }, { "json", v_json },
+	{ "maple_walk", v_maple_walk },
 };
 
 int main(void)

@@ -131,6 +131,37 @@ def k_maple(v, lay, paging, geo, tables):
             got, want)
 
 
+def canon_walk_tree(entries, nodes, bad):
+    return "walk" + "".join(" 0x{:x}-0x{:x}:0x{:x}".format(*e)
+                            for e in entries) + "".join(
+        " !{}@0x{:x}".format(what, node) for what, node in bad) + \
+        " nodes={}".format(nodes)
+
+
+def k_maple_walk(v, lay, paging, geo, tables):
+    nodes = dict((num(n), dict((int(i), num(x)) for i, x in words.items()))
+                 for n, words in v["nodes"].items())
+
+    def read(node):
+        if node not in nodes:
+            return None
+        words = [0] * (geo["node_size"] // 8)
+        for i, x in nodes[node].items():
+            words[i] = x
+        return words
+    out, n, bad = d.maple_walk(num(v["root"]), geo, lay, read)
+    # C reports what is wrong as it finds it, among the entries: compare
+    # the entries and the errors each in their own order
+    got = canon_walk_tree(out, n, [(w, node) for w, node, _, _ in bad])
+    w = v["want"]
+    want = canon_walk_tree([tuple(num(x) for x in e) for e in w["entries"]],
+                           w["nodes"], [(b[0], num(b[1])) for b in w["bad"]])
+    line = "maple_walk " + v["root"] + "".join(
+        " 0x{:x} {} 0x{:x}".format(node, i, x)
+        for node in sorted(nodes) for i, x in sorted(nodes[node].items()))
+    return line, got, want
+
+
 def k_rwsem(v, lay, paging, geo, tables):
     return ("rwsem " + v["count"],
             canon_rwsem(*d.rwsem_state(num(v["count"]), lay)),
@@ -201,7 +232,8 @@ KINDS = (("pte", k_pte), ("swap_kind", k_swap_kind),
          ("swap_kinds", k_swap_kinds), ("walk", k_walk), ("maple", k_maple),
          ("rwsem", k_rwsem), ("qspinlock", k_qspinlock), ("rss", k_rss),
          ("mm_counters", k_mm_counters), ("vm_flags", k_vm_flags),
-         ("dentry", k_dentry), ("json", k_json))
+         ("dentry", k_dentry), ("json", k_json),
+         ("maple_walk", k_maple_walk))
 
 
 def geometry(g):
