@@ -266,7 +266,6 @@ static void pfd_maple_walk_node(struct pfd_maple_walk *w, u64 enode, u64 min, u6
 	u64 words[1024 / 8], node = enode & ~w->node_mask;
 	struct pfd_maple_slot slots[32];
 	int n, leaf, bad, i, err;
-	char what[16];
 
 	if (depth > w->height_max) {
 		pfd_maple_bad(w, "deep", node, min, max);
@@ -296,6 +295,8 @@ static void pfd_maple_walk_node(struct pfd_maple_walk *w, u64 enode, u64 min, u6
 			pfd_maple_walk_node(w, slots[i].entry, slots[i].first, slots[i].last,
 					    depth + 1);
 	if (err == PFD_MAPLE_BAD_PIVOT) {
+		char what[16];
+
 		snprintf(what, sizeof(what), "pivot@%d", bad);
 		pfd_maple_bad(w, what, node, min, max);
 	}

@@ -79,15 +79,18 @@ int pfs_gdb_print(const char *expr, char *out, int len)
 	snprintf(cmd, sizeof(cmd), "p %s", expr);
 	open_tmpfile();
 	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
-		char line[BUFSIZE], *eq;
+		char line[BUFSIZE];
 
 		rewind(pc->tmpfile);
-		while (fgets(line, sizeof(line), pc->tmpfile))
-			if (line[0] == '$' && (eq = strstr(line, "= "))) {
+		while (fgets(line, sizeof(line), pc->tmpfile)) {
+			char *eq = line[0] == '$' ? strstr(line, "= ") : NULL;
+
+			if (eq) {
 				snprintf(out, len, "%s", eq + 2);
 				out[strcspn(out, "\n")] = 0;
 				ok = 1;
 			}
+		}
 	}
 	close_tmpfile();
 	return ok;
@@ -196,19 +199,20 @@ static void pfs_mm_counters(void)
 	L.nr_mm_counters = pfs_enum("NR_MM_COUNTERS", NEED_RSS);
 	open_tmpfile();
 	if (gdb_pass_through(cmd, pc->tmpfile, GNU_RETURN_ON_ERROR)) {
-		char line[BUFSIZE], *p;
+		char line[BUFSIZE];
 		int in = 0;
 
 		/* "type = enum {MM_FILEPAGES, ...}", on one line or more */
 		rewind(pc->tmpfile);
 		while (fgets(line, sizeof(line), pc->tmpfile)) {
-			p = line;
-			if (!in && (p = strstr(line, "enum {"))) {
+			char *p = in ? line : strstr(line, "enum {");
+
+			if (!p)
+				continue;
+			if (!in) {
 				p += strlen("enum {");
 				in = 1;
 			}
-			if (!in)
-				continue;
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s", p);
 			if (strchr(p, '}'))
 				break;
