@@ -36,7 +36,8 @@ def canon_kinds(kinds):
 
 def canon_walk(runs, total, absent):
     """runs: [(start, end, pfn, {"4K": n}, special)]"""
-    text = "".join("run 0x{:x}-0x{:x} pfn 0x{:x} leaves {} special {}; ".format(
+    form = "run 0x{:x}-0x{:x} pfn 0x{:x} leaves {} special {}; "
+    text = "".join(form.format(
         s, e, pfn, ",".join("{}:{}".format(k, leaves[k])
                             for k in ("4K", "2M", "1G") if leaves.get(k)),
         special) for s, e, pfn, leaves, special in runs)
