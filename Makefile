@@ -83,14 +83,24 @@ $(BUILD)/guest/%: bench/%.c bench/pfcost.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-# The crash extension (crash/pfscale.c, which includes the names and bounds
-# of pfscale-layout from scripts/layout.def); tests/host/*.sh and
+# The crash extension (crash/*.c, one .so; crash/layout.c includes the names
+# and bounds of pfscale-layout from scripts/layout.def); tests/host/*.sh and
 # crash/vmcore.sh build it with this rule.
+# -fvisibility=hidden: the files share symbols that crash's must not bind to.
 CRASH_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC -nostartfiles \
-	-D_GNU_SOURCE -DX86_64 -I/usr/include/crash
-$(BUILD)/pfscale.so: crash/pfscale.c scripts/layout.def
+	-fvisibility=hidden -D_GNU_SOURCE -DX86_64 -I/usr/include/crash
+CRASH_SRCS := crash/pfscale.c crash/layout.c crash/tasks.c crash/maple.c crash/decode.c \
+	crash/json.c crash/cmd_counters.c crash/cmd_rss.c crash/cmd_pte.c crash/cmd_vma.c
+$(BUILD)/pfscale.so: $(CRASH_SRCS) crash/pfscale.h crash/decode.h crash/json.h scripts/layout.def
 	@mkdir -p $(dir $@)
-	gcc $(CRASH_CFLAGS) -o $@ $<
+	gcc $(CRASH_CFLAGS) -o $@ $(CRASH_SRCS)
+
+# The extension's decode core and JSON writer as a host program, for the
+# golden vectors (tests/host/vectors.sh): no crash headers.
+$(BUILD)/decode-vectors: tests/host/decode_vectors.c crash/decode.c crash/decode.h crash/json.c \
+		crash/json.h
+	@mkdir -p $(dir $@)
+	gcc -Wall -Wextra -Werror -O1 -o $@ tests/host/decode_vectors.c crash/decode.c crash/json.c
 
 # The QEMU TCG plugin that counts instructions and cache-line transfers
 # between guest markers (qemu/boot.sh -P), built with the host compiler

@@ -3,7 +3,8 @@
 # -p check: the race tests widened on the atomic path, then on the stock
 # path switched at run time, with a third of their fixed times) and the
 # host unit tests (the runner's parser, the gdb helpers' decoding, the
-# bench report). The debugger tests (gdb, crash, vmcore: a boot and a dump each,
+# golden vectors of both debuggers' decode rules, the bench report). The
+# debugger tests (gdb, crash, vmcore: a boot and a dump each,
 # and the unpatched kernel for their "no pfscale patches" messages) and
 # the series' checkpatch run too when their files changed since the last
 # make check that passed (a checksum in OUT). make test runs everything.
@@ -15,7 +16,7 @@ set -uo pipefail
 art=${1:?usage: check.sh ART INITRAMFS CPUS MB OUT} initrd=${2:?} cpus=${3:?} mem=${4:?} out=${5:?}
 cd "$PFSCALE_TOP" || exit 1
 mkdir -p "$out"
-hosts="runner decode bench-report"
+hosts="runner decode vectors bench-report"
 # changed NAME PATH...: does the checksum of what NAME's host tests read
 # differ from the one the last make check that passed recorded?
 declare -A sums

@@ -227,15 +227,20 @@ def swap_kinds(v):
     upwards from MAX_SWAPFILES as include/linux/swap.h does: hwpoison,
     3 migration types, 4 device-private types, pte-marker, swapin-error
     (the last), as many of each as the kernel's SWP_*_NUM say."""
-    names = (["hwpoison"] * v["SWP_HWPOISON_NUM"] +
-             ["migration-read", "migration-read-exclusive",
-              "migration-write"][:v["SWP_MIGRATION_NUM"]] +
-             ["device-write", "device-read", "device-exclusive-write",
-              "device-exclusive-read"][:v["SWP_DEVICE_NUM"]] +
-             ["pte-marker"] * v["SWP_PTE_MARKER_NUM"] +
-             ["swapin-error"] * v["SWP_SWAPIN_ERROR_NUM"])
+    groups = (("SWP_HWPOISON_NUM", ["hwpoison"]),
+              ("SWP_MIGRATION_NUM", ["migration-read",
+                                     "migration-read-exclusive",
+                                     "migration-write"]),
+              ("SWP_DEVICE_NUM", ["device-write", "device-read",
+                                  "device-exclusive-write",
+                                  "device-exclusive-read"]),
+              ("SWP_PTE_MARKER_NUM", ["pte-marker"]),
+              ("SWP_SWAPIN_ERROR_NUM", ["swapin-error"]))
+    # swap.h has each group whole or not at all
+    names = sum((group[:v[num]] for num, group in groups), [])
     first = v["MAX_SWAPFILES"]
-    if (v["MAX_SWAPFILES_SHIFT"] > v["SWP_TYPE_BITS"] or
+    if (any(v[num] > len(group) for num, group in groups) or
+            v["MAX_SWAPFILES_SHIFT"] > v["SWP_TYPE_BITS"] or
             first + len(names) != 1 << v["MAX_SWAPFILES_SHIFT"]):
         raise DecodeError("MAX_SWAPFILES {} and {} special swap types do not "
                           "fill {} types (within SWP_TYPE_BITS {})".format(
@@ -461,3 +466,170 @@ def pgoff_bytes(vm_pgoff, has_file, lay):
     """/proc/PID/maps's offset: vm_pgoff in bytes for a file VMA, 0 for
     any other (anonymous VMAs keep their address >> PAGE_SHIFT there)."""
     return vm_pgoff << lay.page_shift if has_file else 0
+
+
+# The maple tree (lib/maple_tree.c): a node's slots as mt_dump_node() reads
+# them. geo: {"nodes": {type: (pivots offset, npivots, slots offset,
+# nslots)}, "dense": type, "leaf": type} (layout.maple() reads it from the
+# kernel); words: the node's 64-bit words.
+def maple_node(geo, words, mtype, lo, hi):
+    """(error, leaf, [(first, last, slot)]) of the node's non-empty slots
+    covering [lo, hi]: error "ok", "type" (not a type the geometry has),
+    or "pivot@I" (slot I's pivot outside [first, hi]: the slots before it
+    are kept); leaf: the slots are entries, else child nodes. A dense
+    node's slot i is index lo + i."""
+    leaf = mtype in (geo["leaf"], geo["dense"])
+    if mtype not in geo["nodes"]:
+        return "type", leaf, []
+    poff, npiv, soff, nslots = geo["nodes"][mtype]
+    # a geometry that reaches past the node is no node's
+    if max(soff // 8 + nslots, poff // 8 + npiv) > len(words):
+        return "type", leaf, []
+    slots = words[soff // 8:soff // 8 + nslots]
+    if mtype == geo["dense"]:
+        return "ok", leaf, [(lo + i, lo + i, e) for i, e in enumerate(slots)
+                            if e and i <= hi - lo]
+    pivots = words[poff // 8:poff // 8 + npiv]
+    out = []
+    first = lo
+    for i in range(nslots):
+        last = hi
+        if i < npiv:
+            last = pivots[i]
+        elif not slots[i]:      # range_64's last slot may hold the metadata
+            break
+        if last == 0 and i > 0:
+            break
+        # mas_validate_limits(): pivots rise and stay within the node
+        if last < first or last > hi:
+            return "pivot@{}".format(i), leaf, out
+        if slots[i]:
+            out.append((first, last, slots[i]))
+        if last == hi:
+            break
+        first = last + 1
+    return "ok", leaf, out
+
+
+def xa_is_internal(entry):
+    return entry & 3 == 2
+
+
+MAPLE_MAX_NODES = 1 << 16       # a corrupt tree must not loop
+
+
+def maple_walk(root, geo, lay, read):
+    """Walk a whole maple tree from its ma_root, in index order, as
+    mt_dump() does: read(node) gives a node's words (None: unreadable).
+    Returns ([(first, last, entry)] of every non-empty leaf slot, internal
+    entries too (the caller decides), nodes read, [(what, node, lo, hi)]
+    of what is wrong: "deep", "nodes", "unreadable", "type", "pivot@I";
+    the walk goes on with the rest."""
+    out, bad, nodes = [], [], [0]
+
+    def walk(enode, lo, hi, depth):
+        node = enode & ~lay["MAPLE_NODE_MASK"] & U64_MAX
+        if depth > lay["MAPLE_HEIGHT_MAX"]:
+            return bad.append(("deep", node, lo, hi))
+        if nodes[0] >= MAPLE_MAX_NODES:
+            return bad.append(("nodes", node, lo, hi))
+        words = read(node)
+        if words is None:
+            return bad.append(("unreadable", node, lo, hi))
+        nodes[0] += 1
+        mtype = (enode >> lay["MAPLE_NODE_TYPE_SHIFT"]) & \
+            lay["MAPLE_NODE_TYPE_MASK"]
+        error, leaf, slots = maple_node(geo, words, mtype, lo, hi)
+        if error == "type":
+            return bad.append(("type", node, lo, hi))
+        for first, last, entry in slots:
+            if leaf:
+                out.append((first, last, entry))
+            else:
+                walk(entry, first, last, depth + 1)
+        if error != "ok":
+            bad.append((error, node, lo, hi))
+
+    # xa_is_node(): an internal entry above MAPLE_RESERVED_RANGE
+    if root > lay["MAPLE_RESERVED_RANGE"] and xa_is_internal(root):
+        walk(root & ~lay["MAPLE_ROOT_NODE"], 0, U64_MAX, 1)
+    elif root:      # a single entry at index 0, no node
+        out.append((0, 0, root))
+    return out, nodes[0], bad
+
+
+def rwsem_state(count, lay):
+    """(state, flags) of an rw_semaphore's count: "write-locked", "read-
+    locked by N" (kernel/locking/rwsem.c: readers from RWSEM_READER_SHIFT
+    up to bit 62; bit 63 is RWSEM_FLAG_READFAIL) or "unlocked"; flags
+    "waiters", "handoff"."""
+    readers = (count & (U64_MAX >> 1)) >> lay["RWSEM_READER_SHIFT"]
+    if count & lay["RWSEM_WRITER_LOCKED"]:
+        state = "write-locked"
+    elif readers:
+        state = "read-locked by {}".format(readers)
+    else:
+        state = "unlocked"
+    flags = [n for bit, n in ((lay["RWSEM_FLAG_WAITERS"], "waiters"),
+                              (lay["RWSEM_FLAG_HANDOFF"], "handoff"))
+             if count & bit]
+    return state, flags
+
+
+def qspin_state(val):
+    """A qspinlock's val: locked if its locked byte (_Q_LOCKED_MASK) is
+    set, which only the owner sets."""
+    return "locked" if val & 0xff else "unlocked"
+
+
+# get_mm_rss(): the MM counters that are RSS (not swapents)
+RSS_COUNTERS = ("filepages", "anonpages", "shmempages")
+
+
+def rss_sum(counters):
+    """get_mm_rss() of {short name: value}."""
+    return sum(v for n, v in counters.items() if n in RSS_COUNTERS)
+
+
+def mm_counter_names(enum):
+    """[(index, short name)] of the MM counters (MM_FILEPAGES ->
+    filepages) of their enum's {enumerator: value}, in index order: the
+    MM_ enumerators below NR_MM_COUNTERS."""
+    nr = enum.get("NR_MM_COUNTERS", 0)
+    return sorted((v, n[3:].lower()) for n, v in enum.items()
+                  if n.startswith("MM_") and len(n) > 3 and 0 <= v < nr)
+
+
+# The VMA flags the readers use, by their names in vmaflag_names[]
+# (mm/debug.c, CONFIG_DEBUG_VM). A kernel without that table: the values of
+# include/linux/mm.h, which are also smaps' VmFlags (rd, wr, ex, ms) and
+# have not changed since 2.6.
+VM_FLAG_NAMES = ("read", "write", "exec", "mayshare")
+VM_FLAGS_MM_H = {"read": 0x1, "write": 0x2, "exec": 0x4, "mayshare": 0x80}
+
+
+def vm_flags_from_table(table):
+    """({name: value} of VM_FLAG_NAMES, where they were read) from
+    vmaflag_names[]'s (name, mask) pairs, or None without the table."""
+    if table is None:
+        return dict(VM_FLAGS_MM_H), "include/linux/mm.h"
+    out = dict((n, m) for n, m in table if n in VM_FLAG_NAMES)
+    missing = [n for n in VM_FLAG_NAMES if n not in out]
+    if missing:
+        raise DecodeError("vmaflag_names[] lacks {}".format(
+            ", ".join(missing)))
+    return out, "vmaflag_names[]"
+
+
+DENTRY_DEPTH = 64       # a corrupt d_parent chain must not loop
+
+
+def dentry_path(names, root):
+    """The path of a dentry from its names, leaf first, up to its
+    filesystem's root (mounts not crossed); root: the last name is the
+    root's, which is not in the path unless alone (shmem's "dev/zero").
+    At most DENTRY_DEPTH names."""
+    if root and len(names) > 1:
+        names = names[:-1]
+    names = [n.lstrip("/") for n in names[:DENTRY_DEPTH]]
+    return "/" + "/".join(reversed(names))

@@ -90,41 +90,29 @@ def byte_table(symbol):
     return tuple(int(v[i]) for i in range(lo, hi + 1))
 
 
-# The VMA flags the readers use, by their names in vmaflag_names[]
-# (mm/debug.c, CONFIG_DEBUG_VM). A kernel without that table: the values of
-# include/linux/mm.h, which are also smaps' VmFlags (rd, wr, ex, ms) and
-# have not changed since 2.6.
-VM_FLAG_NAMES = ("read", "write", "exec", "shared", "mayshare")
-VM_FLAGS_MM_H = {"read": 0x1, "write": 0x2, "exec": 0x4, "shared": 0x8,
-                 "mayshare": 0x80}
-
-
 @cached
 def vm_flags():
-    """({name: value} of VM_FLAG_NAMES, where they were read)."""
+    """({name: value} of decode.VM_FLAG_NAMES, where they were read)."""
     if not util.have_symbol("vmaflag_names"):
-        return dict(VM_FLAGS_MM_H), "include/linux/mm.h"
+        return decode.vm_flags_from_table(None)
     table = gdb.parse_and_eval("vmaflag_names")
-    out = {}
+    pairs = []
     for i in range(64):
         name = table[i]["name"]
         if not int(name):
             break
-        out[name.string()] = int(table[i]["mask"])
-    missing = [n for n in VM_FLAG_NAMES if n not in out]
-    if missing:
-        raise util.PfError("vmaflag_names[] lacks {}".format(
-            ", ".join(missing)))
-    return dict((n, out[n]) for n in VM_FLAG_NAMES), "vmaflag_names[]"
+        pairs.append((name.string(), int(table[i]["mask"])))
+    try:
+        return decode.vm_flags_from_table(pairs)
+    except decode.DecodeError as e:
+        raise util.PfError(str(e))
 
 
 @cached
 def mm_counters():
     """[(index, short name)] of the mm's rss counters (MM_FILEPAGES ->
     filepages), from their enum, in index order."""
-    enum = enumerators("NR_MM_COUNTERS")
-    return sorted((v, n[3:].lower()) for n, v in enum.items()
-                  if n.startswith("MM_"))
+    return decode.mm_counter_names(enumerators("NR_MM_COUNTERS"))
 
 
 @cached
@@ -143,7 +131,11 @@ def maple():
         poff, _ = member(sname, "pivot")
         soff, _ = member(sname, "slot")
         geometry[t] = (poff, pivots[t], soff, slots[t])
-    return {"nodes": geometry, "dense": types["maple_dense"],
+    # a dense node: slots only, each one index
+    dense = types["maple_dense"]
+    geometry[dense] = (0, 0, member("struct maple_node", "slot")[0],
+                       slots[dense])
+    return {"nodes": geometry, "dense": dense,
             "leaf": types["maple_leaf_64"],
             "range": types["maple_range_64"],
             "node_size": struct("struct maple_node").sizeof}

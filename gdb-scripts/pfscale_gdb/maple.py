@@ -18,98 +18,48 @@ import struct
 
 import gdb
 
-from pfscale_gdb import layout, util
+from pfscale_gdb import decode, layout, util
 
 
 # The encoding of a node pointer (MAPLE_NODE_MASK, MAPLE_NODE_TYPE_SHIFT,
 # ...) is #defines in lib/maple_tree.c and include/linux/maple_tree.h, so
-# not in the debug info: layout.defines() has their values.
+# not in the debug info: layout.defines() has their values. The walk is
+# decode.maple_walk(), which crash/decode.c's pfd_maple_walk() mirrors
+# (tests/vectors/decode.json holds both to the same answers).
 ULONG_MAX = 2**64 - 1
-MAX_NODES = 1 << 16     # a sanity bound: a corrupt tree must not loop
-
-
-def xa_is_internal(entry):
-    return entry & 3 == 2
-
-
-def xa_is_node(entry):
-    return xa_is_internal(entry) and \
-        entry > layout.defines()["MAPLE_RESERVED_RANGE"]
-
-
-def mte_node_type(enode):
-    k = layout.defines()
-    return (enode >> k["MAPLE_NODE_TYPE_SHIFT"]) & k["MAPLE_NODE_TYPE_MASK"]
-
-
-def mte_to_node(enode):
-    return enode & ~layout.defines()["MAPLE_NODE_MASK"]
+xa_is_internal = decode.xa_is_internal
 
 
 def read_node(addr, size):
-    mem = gdb.selected_inferior().read_memory(addr, size)
+    try:
+        mem = gdb.selected_inferior().read_memory(addr, size)
+    except gdb.MemoryError:
+        return None
     return struct.unpack("<{}Q".format(size // 8), bytes(mem))
 
 
-def walk_node(enode, lo, hi, depth, out, budget):
-    """Append (first, last, entry) of every non-empty leaf slot."""
-    height_max = layout.defines()["MAPLE_HEIGHT_MAX"]
-    if depth > height_max:
-        raise util.PfError("maple tree deeper than {}: corrupt or changing"
-                           .format(height_max))
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise util.PfError("more than {} maple nodes: corrupt or changing"
-                           .format(MAX_NODES))
-    geo = layout.maple()
-    mtype = mte_node_type(enode)
-    words = read_node(mte_to_node(enode), geo["node_size"])
-    if mtype == geo["dense"]:
-        for i, entry in enumerate(words[1:]):
-            if lo + i > hi:
-                break
-            if entry and not xa_is_internal(entry):
-                out.append((lo + i, lo + i, entry))
-        return
-    if mtype not in geo["nodes"]:
-        raise util.PfError("maple node 0x{:x}: unknown type {}".format(
-            enode, mtype))
-    poff, npiv, soff, nslots = geo["nodes"][mtype]
-    pivots = words[poff // 8:poff // 8 + npiv]
-    slots = words[soff // 8:soff // 8 + nslots]
-    leaf = mtype == geo["leaf"]
-    first = lo
-    for i in range(nslots):
-        last = hi
-        if i < npiv:
-            last = pivots[i]
-        elif not slots[i]:
-            break
-        if last == 0 and i > 0:
-            break
-        if last > hi:
-            raise util.PfError("maple node 0x{:x}: pivot {} (0x{:x}) beyond "
-                               "its max 0x{:x}".format(enode, i, last, hi))
-        entry = slots[i]
-        if leaf:
-            if entry and not xa_is_internal(entry):
-                out.append((first, last, entry))
-        elif entry:
-            walk_node(entry, first, last, depth + 1, out, budget)
-        if last == hi:
-            break
-        first = last + 1
+# What decode.maple_walk() finds wrong, as one error line: gdb reads a
+# live tree, which may be changing, so it stops rather than guesses.
+BAD = {"deep": "maple tree deeper than {height}: corrupt or changing",
+       "nodes": "more than {nodes} maple nodes: corrupt or changing",
+       "unreadable": "cannot read maple node 0x{node:x}",
+       "type": "maple node 0x{node:x}: unknown type",
+       "pivot": "maple node 0x{node:x}: {what} below the one before or "
+                "outside [0x{lo:x}, 0x{hi:x}]: tree changing or corrupt"}
 
 
 def entries(tree):
     """[(first, last, entry)] of the maple tree (a struct maple_tree
-    gdb.Value), in index order; entry is the slot's value as an int."""
+    gdb.Value), in index order; entry is the slot's value as an int
+    (internal entries left out)."""
     root = int(tree["ma_root"]) & ULONG_MAX
-    if not root:
-        return []
-    if not xa_is_node(root):
-        return [(0, 0, root)]
-    out = []
-    walk_node(root & ~layout.defines()["MAPLE_ROOT_NODE"], 0, ULONG_MAX, 0,
-              out, [MAX_NODES])
-    return out
+    geo = layout.maple()
+    lay = layout.defines()
+    out, _, bad = decode.maple_walk(
+        root, geo, lay, lambda node: read_node(node, geo["node_size"]))
+    if bad:
+        what, node, lo, hi = bad[0]
+        raise util.PfError(BAD[what.split("@")[0]].format(
+            height=lay["MAPLE_HEIGHT_MAX"], nodes=decode.MAPLE_MAX_NODES,
+            node=node, what=what, lo=lo, hi=hi))
+    return [(f, l, e) for f, l, e in out if not xa_is_internal(e)]

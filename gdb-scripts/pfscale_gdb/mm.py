@@ -25,18 +25,17 @@ def perms(flags):
 
 
 def dentry_path(dentry):
-    """The path of a dentry up to its filesystem's root (mounts ignored);
-    a root dentry with a name of its own (shmem's "dev/zero") gives it."""
-    names = []
-    for _ in range(64):
+    """The path of a dentry up to its filesystem's root (mounts ignored):
+    decode.dentry_path() of its names."""
+    names, root = [], False
+    for _ in range(decode.DENTRY_DEPTH + 1):
+        names.append(dentry["d_name"]["name"].string())
         parent = dentry["d_parent"]
         if int(parent) == int(dentry):
-            if not names:
-                names.append(dentry["d_name"]["name"].string().strip("/"))
+            root = True
             break
-        names.append(dentry["d_name"]["name"].string())
         dentry = parent
-    return "/" + "/".join(reversed(names))
+    return decode.dentry_path(names, root)
 
 
 def special_name(vma):
@@ -122,18 +121,8 @@ def vmas(mm):
 def rwsem_state(sem):
     count = counter(sem["count"]) & ULONG
     owner = counter(sem["owner"]) & ULONG
-    # kernel/locking/rwsem.c's bits; the top bit is RWSEM_FLAG_READFAIL
     k = layout.defines()
-    readers = (count & (ULONG >> 1)) >> k["RWSEM_READER_SHIFT"]
-    if count & k["RWSEM_WRITER_LOCKED"]:
-        state = "write-locked"
-    elif readers:
-        state = "read-locked by {}".format(readers)
-    else:
-        state = "unlocked"
-    flags = [n for bit, n in ((k["RWSEM_FLAG_WAITERS"], "waiters"),
-                              (k["RWSEM_FLAG_HANDOFF"], "handoff"))
-             if count & bit]
+    state, flags = decode.rwsem_state(count, k)
     otask = owner & ~k["RWSEM_OWNER_FLAGS_MASK"] & ULONG
     odesc = ""
     if otask:
@@ -158,7 +147,7 @@ def spinlock_state(lock):
     raw = lock["rlock"]
     val = counter(raw["raw_lock"]["val"])
     out = {"val": "0x{:x}".format(val),
-           "state": "locked" if val & 0xff else "unlocked"}
+           "state": decode.qspin_state(val)}
     try:
         cpu = int(raw["owner_cpu"])
         out["owner_cpu"] = cpu if cpu >= 0 and cpu != 0xffffffff else None

@@ -10,7 +10,7 @@ import gdb
 
 from linux import tasks
 
-from pfscale_gdb import layout, util
+from pfscale_gdb import decode, layout, util
 
 
 def task_by_pid(pid):
@@ -67,7 +67,7 @@ def rss_report(pid):
             for n in deltas:
                 deltas[n] += th["delta"][n]
         threads.append(th)
-    rss = ("filepages", "anonpages", "shmempages")
+    split_counters = {n: mmc[n] + deltas[n] for n in mmc}
     return {
         "pid": pid,
         "tgid": int(task["tgid"]),
@@ -76,9 +76,9 @@ def rss_report(pid):
         "threads": threads,
         "mm_counters": mmc,
         "delta_sum": deltas,
-        "split_counters": {n: mmc[n] + deltas[n] for n in mmc},
-        "rss_mm": sum(mmc[n] for n in rss if n in mmc),
-        "rss_split": sum(mmc[n] + deltas[n] for n in rss if n in mmc),
+        "split_counters": split_counters,
+        "rss_mm": decode.rss_sum(mmc),
+        "rss_split": decode.rss_sum(split_counters),
     }
 
 

@@ -29,7 +29,7 @@ if ! command -v crash >/dev/null || [ ! -f /usr/include/crash/defs.h ]; then
 	exit 0
 fi
 # The checks below, in order (an early exit after a failure reports fewer).
-echo "1..25"
+echo "1..27"
 if make -s -C "$top" build/pfscale.so >"$out/crash-gcc.log" 2>&1 && cp "$top/build/pfscale.so" "$so"; then
 	ok "extension crash/pfscale.c builds"
 else
@@ -104,6 +104,9 @@ pfvma 999999
 pfpte $pid 0 800000000000
 pfvma ${mpid:-1}
 help pfcounters pfps pfrss pfpte pfvma
+pfrss 999998
+pf-counters
+pf-range 0 800000000000 $pid --json
 quit
 EOC
 timeout 300 crash -s "$art/vmlinux" "$core" -i "$cmds" > "$crashout" 2>&1 </dev/null
@@ -161,7 +164,7 @@ fi
 # pfpte over all user space: the present pages it finds, against the
 # guest's page-table scan (rss_scan counts only pages with a struct page).
 g_scan=$(echo "$guest" | sed -n "s/^CRASHFIG rss rss_scan //p")
-c_pte=$(sed -n 's/^total \([0-9]*\)$/\1/p' "$crashout")
+c_pte=$(sed -n 's/^total \([0-9]*\)$/\1/p' "$crashout" | head -1)
 echo "# pfpte total present user pages $c_pte, guest rss_scan $g_scan"
 if [ -n "$c_pte" ] && [ -n "$g_scan" ] && [ "$c_pte" -ge "$g_scan" ] && [ "$c_pte" -le $((g_scan + 8)) ]; then
 	ok "pfpte finds the guest's rss_scan present pages ($c_pte vs $g_scan)"
@@ -172,7 +175,7 @@ fi
 # pfpte's swap entries: the helper's paged-out pages (nothing else is
 # under memory pressure, so no other page of it is swapped).
 g_swapped=$(echo "$guest" | sed -n 's/^CRASHFIG swapped //p')
-c_swapped=$(sed -n 's/^not_present swap \([0-9]*\)$/\1/p' "$crashout")
+c_swapped=$(sed -n 's/^not_present swap \([0-9]*\)$/\1/p' "$crashout" | head -1)
 c_other=$(grep '^not_present ' "$crashout" | grep -vc '^not_present swap ')
 if [ -n "$g_swapped" ] && [ "$g_swapped" -gt 0 ] && [ "$c_swapped" = "$g_swapped" ] &&
 	[ "$c_other" = 0 ]; then
@@ -233,6 +236,23 @@ if [ "$(grep -c "^pfvma: no task with pid 999999\$" "$crashout")" = 1 ]; then
 	ok "pfvma of an unknown pid says so in one line"
 else
 	notok "pfvma of an unknown pid says so in one line"
+fi
+# gdb's names: pf-counters and pf-range START END PID --json (after the
+# marker line of "pfrss 999998") as pfcounters and pfpte.
+aliases=$(sed -n '/^pfrss: no task with pid 999998$/,$p' "$crashout")
+a_cnt=$(echo "$aliases" | grep -E '^[a-z_0-9]+ [0-9]+$' | sort)
+if [ -n "$c_cnt" ] && [ "$a_cnt" = "$c_cnt" ]; then
+	ok "pf-counters (gdb's name) prints what pfcounters does"
+else
+	notok "pf-counters (gdb's name) prints what pfcounters does: $(diff <(echo "$c_cnt") <(echo "$a_cnt") | grep '^[<>]' | head -4 | tr '\n' ' ')"
+fi
+a_pte=$(echo "$aliases" | grep '^{' | python3 -c 'import json, sys
+r = json.loads(sys.stdin.readline())
+print(r["present_pages"], r["pid"], r.get("not_present", {}).get("swap", 0))' 2>&1)
+if [ "$a_pte" = "$c_pte $pid ${c_swapped:-0}" ]; then
+	ok "pf-range START END PID --json (gdb's name and order) finds pfpte's pages ($a_pte)"
+else
+	notok "pf-range START END PID --json finds pfpte's pages and swap entries (got '$a_pte', want '$c_pte $pid ${c_swapped:-0}')"
 fi
 if grep -qE 'pfscale: |no pfscale patches' "$crashout"; then
 	notok "no extension error on the patched kernel: $(grep -m1 -E 'pfscale: |no pfscale patches' "$crashout")"
