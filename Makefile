@@ -79,7 +79,7 @@ $(BUILD)/guest/%: debugfs-tools/%.c debugfs-tools/pfscale_trace.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: bench/%.c bench/pfcost.h | deps
+$(BUILD)/guest/%: bench/%.c bench/pfcost.h bench/jsonl.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
