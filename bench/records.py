@@ -88,3 +88,10 @@ def read_pfcost(path):
                 r = json.loads(line)
                 recs[r['seq']] = r
     return recs
+
+
+def layout_misses(recs):
+    """How many transfers in the pfcost records @recs ({seq: record})
+    the plugin's address map did not fit (its "layout" check; records
+    without one: 0)."""
+    return sum(r.get('layout', {}).get('misses', 0) for r in recs.values())

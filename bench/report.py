@@ -126,12 +126,24 @@ def cost_medians(cost, benches, threads, configs):
     return out
 
 
+def read_pfcost(path):
+    """The plugin's records at @path (records.read_pfcost()), saying on
+    stderr if its address map did not fit the guest."""
+    recs = records.read_pfcost(path)
+    misses = records.layout_misses(recs)
+    if misses:
+        print('pfscale: %s: the pfcost plugin\'s address map did not fit '
+              'the guest (%d transfers; qemu/pfcost-layout): the data '
+              'classes are wrong' % (path, misses), file=sys.stderr)
+    return recs
+
+
 def read_cost(args, boot):
     """The runs with plugin records: this boot's and the floor's."""
-    cost = stats.cost_runs(boot, records.read_pfcost(args.cost))
+    cost = stats.cost_runs(boot, read_pfcost(args.cost))
     if args.floor_log and args.floor_cost:
         cost.update(stats.cost_runs(records.read_pfbench(args.floor_log),
-                                    records.read_pfcost(args.floor_cost),
+                                    read_pfcost(args.floor_cost),
                                     tag='unpatched'))
     return cost
 

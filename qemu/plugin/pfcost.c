@@ -19,6 +19,14 @@
  * windows=on   the record also lists each closed window's own counts
  *              ("window_list": seconds, transfers by data class, per-vCPU
  *              counts), to see what varies within a run
+ * paging=4|5   the guest's paging levels: the address map below (default 4)
+ * page_offset_base=A, vmalloc_base=A, vmemmap_base=A
+ *              the guest kernel's bases of the direct map, vmalloc and
+ *              vmemmap (its variables of these names, or its constants;
+ *              default: the map of paging=, nokaslr)
+ * struct_page=N  sizeof(struct page) in the guest kernel (default 64)
+ *              (qemu/pfcost-layout reads these from the kernel's vmlinux;
+ *              qemu/boot.sh -P passes them)
  *
  * Markers (bench/pfcost.h, the protocol's one description; docs/bench.md
  * "Cost model"): the mark starts an interval, the next one ends it; the
@@ -79,16 +87,41 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_VCPUS 63
 #define HOT_SLOTS 8192			/* per vCPU: lines that transferred */
 
-/* x86-64 Linux 6.1 layout, 4-level paging, no KASLR (boot.sh: nokaslr). */
-#define KERNEL_START	0xffff800000000000ULL
-#define DIRECT_START	0xffff888000000000ULL
-#define DIRECT_END	0xffffc88000000000ULL
-#define VMALLOC_START	0xffffc90000000000ULL
-#define VMALLOC_END	0xffffe90000000000ULL
-#define VMEMMAP_START	0xffffea0000000000ULL
-#define VMEMMAP_END	0xffffeb0000000000ULL
-#define IMAGE_START	0xffffffff80000000ULL
-#define STRUCT_PAGE_SIZE 64
+/*
+ * The guest kernel's address map (x86-64 Linux, Documentation/x86/x86_64/
+ * mm.rst; no KASLR, boot.sh: nokaslr): where the kernel half starts, the
+ * direct map, vmalloc and vmemmap (base and size), the kernel image, and
+ * sizeof(struct page). The bases and struct page come as arguments (from
+ * the kernel's vmlinux, qemu/pfcost-layout); without them the defaults of
+ * the paging level. Checked against the guest as it runs: every transfer
+ * in the direct map must be at its physical address plus page_offset_base,
+ * and none in the kernel half below its start; the record counts those
+ * that are not ("layout": "misses").
+ */
+struct layout {
+	int paging;
+	uint64_t kernel_start, page_offset, direct_size, vmalloc, vmalloc_size;
+	uint64_t vmemmap, vmemmap_size, image;
+	uint64_t struct_page;
+};
+static const struct layout paging_layout[2] = {
+	{ 4, 0xffff800000000000ULL, 0xffff888000000000ULL, 1ULL << 46,
+	  0xffffc90000000000ULL, 1ULL << 45, 0xffffea0000000000ULL, 1ULL << 40,
+	  0xffffffff80000000ULL, 64 },
+	{ 5, 0xff00000000000000ULL, 0xff11000000000000ULL, 1ULL << 55,
+	  0xffa0000000000000ULL, 0x32000000000000ULL, 0xffd4000000000000ULL, 1ULL << 49,
+	  0xffffffff80000000ULL, 64 },
+};
+static struct layout map = paging_layout[0];
+#define KERNEL_START	(map.kernel_start)
+#define DIRECT_START	(map.page_offset)
+#define DIRECT_END	(map.page_offset + map.direct_size)
+#define VMALLOC_START	(map.vmalloc)
+#define VMALLOC_END	(map.vmalloc + map.vmalloc_size)
+#define VMEMMAP_START	(map.vmemmap)
+#define VMEMMAP_END	(map.vmemmap + map.vmemmap_size)
+#define IMAGE_START	(map.image)
+#define STRUCT_PAGE_SIZE (map.struct_page)
 
 /* Where a transferred line lives. */
 enum data_class {
@@ -156,6 +189,7 @@ struct vcpu {
 	uint64_t faults;		/* entries to exc_page_fault */
 	uint64_t fills, evicted;	/* lines fetched; of them, others' copies aged out */
 	uint64_t loads, stores, rmw, atomics, io, out_of_range;
+	uint64_t layout_misses;		/* transfers the address map does not fit */
 	uint64_t xfer_load, xfer_store, xfer_store_dirty;
 	uint64_t class_xfer[NR_CLASSES];
 	uint64_t hot_overflow;
@@ -445,6 +479,11 @@ static void transfer(struct vcpu *v, const struct insn_info *ii, uint64_t line, 
 	size_t h, i;
 
 	c = classify(ii, vaddr, &sym);
+	/* the map against the guest: the direct map is physical + page_offset */
+	if (((c == D_DIRECT || c == D_PAGE_DATA) &&
+	     (vaddr - DIRECT_START) >> LINE_SHIFT != line) ||
+	    (c == D_USER && vaddr >> 63))
+		v->layout_misses++;
 	v->class_xfer[c]++;
 	v->code_xfer[ii->code]++;
 	if (sym >= 0)
@@ -943,6 +982,11 @@ static void stop_interval(void)
 	for (c = 0; c < NR_CLASSES; c++)
 		cls[c] = class_xfer_now(c);
 	put_classes(out, cls);
+	fprintf(out, ",\"layout\":{\"paging\":%d,\"page_offset_base\":\"0x%" PRIx64
+		"\",\"vmalloc_base\":\"0x%" PRIx64 "\",\"vmemmap_base\":\"0x%" PRIx64
+		"\",\"struct_page\":%" PRIu64 ",\"misses\":%" PRIu64 "}",
+		map.paging, map.page_offset, map.vmalloc, map.vmemmap, map.struct_page,
+		SUM(layout_misses));
 	fputs(",\"per_vcpu\":[", out);
 	for (j = 0; j < nr_vcpus; j++) {
 		struct vcpu *v = &vcpus[j];
@@ -995,53 +1039,95 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 
 static int bad_arg(const char *arg)
 {
-	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off, windows=on|off)\n",
+	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off, windows=on|off, paging=4|5, page_offset_base=A, vmalloc_base=A, vmemmap_base=A, struct_page=N)\n",
 		arg);
 	return -1;
+}
+
+/* The address map's arguments, applied once paging= chose its defaults. */
+static uint64_t arg_page_offset, arg_vmalloc, arg_vmemmap, arg_struct_page;
+
+/* @val as a whole number (0x for hex) into *@to; nonzero if it is not one. */
+static int parse_u64(const char *val, uint64_t *to)
+{
+	char *end;
+
+	errno = 0;
+	*to = strtoull(val, &end, 0);
+	return !*val || *end || errno || !*to;
+}
+
+/* "on" or "off" into *@flag; nonzero if neither. */
+static int parse_on_off(const char *val, int *flag)
+{
+	if (strcmp(val, "on") && strcmp(val, "off"))
+		return 1;
+	*flag = !strcmp(val, "on");
+	return 0;
+}
+
+/* One argument KEY=VAL (@klen: KEY's length); nonzero if it is wrong. */
+static int parse_arg(const char *key, size_t klen, const char *val, const char **map_path)
+{
+#define KEY(name) (klen == sizeof(name) - 1 && !strncmp(key, name, klen))
+	char *end;
+	long n;
+
+	if (KEY("out") && *val)
+		out_path = strdup(val);
+	else if (KEY("map") && *val)
+		*map_path = val;
+	else if (KEY("top")) {
+		top_n = strtol(val, &end, 10);
+		return *end || top_n < 1 || top_n > 1000;
+	} else if (KEY("cache")) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 0 || n > (1L << 30))
+			return 1;
+		cache_lines = ((uint64_t)n << 10) >> LINE_SHIFT;
+	} else if (KEY("windows"))
+		return parse_on_off(val, &list_windows);
+	else if (KEY("print"))
+		return parse_on_off(val, &print_summary);
+	else if (KEY("paging")) {
+		if (strcmp(val, "4") && strcmp(val, "5"))
+			return 1;
+		map = paging_layout[*val == '5'];
+	} else if (KEY("page_offset_base"))
+		return parse_u64(val, &arg_page_offset);
+	else if (KEY("vmalloc_base"))
+		return parse_u64(val, &arg_vmalloc);
+	else if (KEY("vmemmap_base"))
+		return parse_u64(val, &arg_vmemmap);
+	else if (KEY("struct_page"))
+		return parse_u64(val, &arg_struct_page) || arg_struct_page > 4096;
+	else
+		return 1;
+	return 0;
+#undef KEY
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	const char *map = NULL;
+	const char *map_path = NULL;
 	int i;
 
 	for (i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
-		const char *val = eq ? eq + 1 : "";
-		size_t klen = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
 
-		if (klen == 3 && !strncmp(argv[i], "out", 3) && *val) {
-			out_path = strdup(val);
-		} else if (klen == 3 && !strncmp(argv[i], "map", 3) && *val) {
-			map = val;
-		} else if (klen == 3 && !strncmp(argv[i], "top", 3)) {
-			char *end;
-
-			top_n = strtol(val, &end, 10);
-			if (*end || top_n < 1 || top_n > 1000)
-				return bad_arg(argv[i]);
-		} else if (klen == 5 && !strncmp(argv[i], "cache", 5)) {
-			char *end;
-			long kb = strtol(val, &end, 10);
-
-			if (!*val || *end || kb < 0 || kb > (1L << 30))
-				return bad_arg(argv[i]);
-			cache_lines = ((uint64_t)kb << 10) >> LINE_SHIFT;
-		} else if (klen == 7 && !strncmp(argv[i], "windows", 7)) {
-			if (!strcmp(val, "on"))
-				list_windows = 1;
-			else if (strcmp(val, "off"))
-				return bad_arg(argv[i]);
-		} else if (klen == 5 && !strncmp(argv[i], "print", 5)) {
-			if (!strcmp(val, "on"))
-				print_summary = 1;
-			else if (strcmp(val, "off"))
-				return bad_arg(argv[i]);
-		} else {
+		if (parse_arg(argv[i], eq ? (size_t)(eq - argv[i]) : strlen(argv[i]),
+			      eq ? eq + 1 : "", &map_path))
 			return bad_arg(argv[i]);
-		}
 	}
+	if (arg_page_offset)
+		map.page_offset = arg_page_offset;
+	if (arg_vmalloc)
+		map.vmalloc = arg_vmalloc;
+	if (arg_vmemmap)
+		map.vmemmap = arg_vmemmap;
+	if (arg_struct_page)
+		map.struct_page = arg_struct_page;
 	if (!out_path) {
 		fprintf(stderr, "pfcost: no out=FILE given\n");
 		return -1;
@@ -1056,7 +1142,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "pfcost: %d vCPUs: supports 1 to %d\n", nr_vcpus, MAX_VCPUS);
 		return -1;
 	}
-	if (map && load_map(map))
+	if (map_path && load_map(map_path))
 		return -1;
 	out = fopen(out_path, "w");
 	if (!out) {
