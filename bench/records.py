@@ -28,11 +28,12 @@ def record(kind, **members):
                 **members)
 
 
-def pfbench_records(path):
-    """The pfbench records in the file at @path, in order: its console
-    log (other lines, boot messages and '#' comments, are passed over) or
-    the records alone. A record of another version is an error
-    (ValueError): its keys may mean something else."""
+def pfbench_lines(path):
+    """The pfbench records in the file at @path, in order, as (line as
+    pfbench wrote it, record): its console log (other lines, boot messages
+    and '#' comments, are passed over) or the records alone. A record of
+    another version is an error (ValueError): its keys may mean something
+    else."""
     out = []
     with open(path, errors='replace') as f:
         for line in f:
@@ -49,8 +50,14 @@ def pfbench_records(path):
                 raise ValueError('%s: pfbench record of version %s, this '
                                  'reader knows %d' % (path, rec.get('version'),
                                                       VERSION))
-            out.append(rec)
+            out.append((line, rec))
     return out
+
+
+def pfbench_records(path):
+    """The pfbench records in the file at @path (pfbench_lines()), in
+    order."""
+    return [rec for _, rec in pfbench_lines(path)]
 
 
 def run_key(rec):
@@ -95,3 +102,18 @@ def layout_misses(recs):
     the plugin's address map did not fit (its "layout" check; records
     without one: 0)."""
     return sum(r.get('layout', {}).get('misses', 0) for r in recs.values())
+
+
+def main(argv):
+    """records.py LOG: the pfbench records in LOG (a console log) on
+    stdout, one a line as pfbench wrote them; exit 1 if there is no run
+    record among them (bench/run.sh)."""
+    lines = pfbench_lines(argv[1])
+    for line, _ in lines:
+        print(line)
+    return 0 if any(r['record'] == 'run' for _, r in lines) else 1
+
+
+if __name__ == '__main__':
+    import sys
+    sys.exit(main(sys.argv))

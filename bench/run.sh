@@ -68,8 +68,8 @@ bench_boot() {
 		-a "pfscale.bench=$secs,$reps,$threads,$passes,$benches${args:+ $args}" \
 		-l "$blog" 2> >(tee "$out/boot.err" >&2) ||
 		die "the benchmark boot failed (see $blog)"
-	tr -d '\r' < "$blog" | grep '^{"schema":"pfbench"' > "$records"
-	grep -q '"record":"run"' "$records" || die "no pfbench run records in $blog"
+	/usr/bin/python3 "$top/bench/records.py" "$blog" > "$records" ||
+		die "no pfbench run records in $blog"
 	[ -z "$clock" ] || grep -Eq 'clocksource: Switched to clocksource tsc[[:space:]]*$' "$blog" ||
 		die "the guest did not switch to the TSC ($clock; see $blog)"
 	! grep -q 'Unknown kernel command line parameters.*isolcpus' "$blog" ||
