@@ -97,7 +97,7 @@ $(BUILD)/pfscale.so: crash/pfscale.c scripts/layout.def
 # against the API declarations in qemu/plugin/ (Debian ships no header).
 PLUGIN := $(BUILD)/pfcost.so
 plugin: $(PLUGIN)
-$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h | deps
+$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h bench/jsonl.h | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -Wall -Wextra -Werror -Ibench -shared -fPIC -fvisibility=hidden -o $@ $<
 
