@@ -79,7 +79,7 @@ $(BUILD)/guest/%: debugfs-tools/%.c debugfs-tools/pfscale_trace.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: bench/%.c bench/pfcost.h | deps
+$(BUILD)/guest/%: bench/%.c bench/pfcost.h bench/jsonl.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
@@ -107,7 +107,7 @@ $(BUILD)/decode-vectors: tests/host/decode_vectors.c crash/decode.c crash/decode
 # against the API declarations in qemu/plugin/ (Debian ships no header).
 PLUGIN := $(BUILD)/pfcost.so
 plugin: $(PLUGIN)
-$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h | deps
+$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h bench/jsonl.h | deps
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -Wall -Wextra -Werror -Ibench -shared -fPIC -fvisibility=hidden -o $@ $<
 

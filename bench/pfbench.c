@@ -3,32 +3,29 @@
  * pfbench: page-fault scaling benchmarks in the style of will-it-scale, run
  * inside the guest. For each benchmark, thread count and configuration
  * (atomic fault path off/on x pfscale counters off/on, switched through
- * debugfs in this same boot) it runs for SECS seconds and prints
+ * debugfs in this same boot) it runs for SECS seconds (or PASSES passes)
+ * and writes its records, one JSON object a line on stdout (bench/jsonl.h;
+ * bench/records.py is their one reader, docs/bench.md their schema):
  *
- *   BENCH <name> <threads> <atomic> <counters> <rep> <faults> <seconds> <interval> <balance>
+ *   {"schema":"pfbench","version":1,"record":"header",...}   once, first
+ *   {"schema":"pfbench","version":1,"record":"run",...}      each run
+ *   {"schema":"pfbench","version":1,"record":"verdict",...}  each run, once
+ *                                                            all are done
  *
- * and, once all repetitions of every benchmark are done, its verdict on
- * each run (below):
- *
- *   USED <name> <threads> <atomic> <counters> <rep> <rate> <speed> <used>
+ * and, for people reading the console, "# pfbench:" comment lines.
  *
  * Each run executes the pfcost markers (bench/pfcost.h) around it, from
- * before the workers start to after they are joined: <interval> is the
+ * before the workers start to after they are joined: the interval is the
  * number of the pfcost plugin's record that counted it (1, 2, ...: this
- * program must be the only one in the boot that executes markers).
+ * program must be the only one in the boot that executes markers), the
+ * run record's "interval".
  *
- * page_fault1   each thread: mmap 128 MiB anonymous, write every page, munmap
- * page_fault2   each thread: the same on a private mapping of its tmpfs file
- * page_fault3   each thread: the same on a shared mapping of its tmpfs file
- * same_region   all threads write one 128 MiB anonymous region, aligned to
- *               2 MiB, so every 2 MiB chunk (one PTE table, one split PTE
- *               lock) is faulted by all threads at once; then munmap,
- *               repeat. They take turns at runs of 8 pages (PTE_RUN: one
- *               line of PTEs each), so the table and its lock are shared
- *               and no PTE line is. They meet at a barrier before each
- *               chunk: left alone, they drifted apart, into different
- *               tables, for part of some runs (the PTE lock then stays
- *               put: 2.4 transfers per fault on the stock path, not 3.4)
+ * The benchmarks are the entries of benchmarks[] (below): a name, what
+ * each worker sets up before the start, the worker, and what the main
+ * thread does while they run; will-it-scale's one-function testcases are
+ * the model. page_fault1/2/3 fault regions of their own (anonymous, a
+ * private and a shared mapping of a tmpfs file), same_region one region
+ * that all of them fault.
  *
  * Worker i runs pinned to CPU i modulo the online CPUs, as will-it-scale
  * binds its tasks: left to the scheduler, two workers sometimes shared one
@@ -36,19 +33,19 @@
  * between CPUs (the pfcost plugin's transfers per fault fell from 2.4 to
  * 1.0 in such runs). -U leaves them unpinned.
  *
- * <balance> is how far the slowest worker had got when the first one was
+ * The balance is how far the slowest worker had got when the first one was
  * done (its faults over the first one's; same_region: summed over the 2 MiB
  * chunks). The host slows the vCPUs unevenly at times, and how often lines
  * move depends on how the workers' speeds compare: a run is balanced when
- * <balance> >= -B (0.95). The host also runs both vCPUs slowly at times
+ * its balance >= -B (0.95). The host also runs both vCPUs slowly at times
  * (or on one host CPU by turns): the run is then balanced, but lines move
- * less often (10-50% fewer transfers per fault). <rate> is the slowest
+ * less often (10-50% fewer transfers per fault). The rate is the slowest
  * worker's faults per second in the windows (the guest's clock is the
- * host's TSC under make bench), <speed> that rate over its configuration's
+ * host's TSC under make bench), the speed that rate over its configuration's
  * usual one (the 90th percentile of its runs). A run is used when balanced
- * and at full speed, <speed> >= FULL_SPEED. A benchmark and thread count
+ * and at full speed, speed >= FULL_SPEED. A benchmark and thread count
  * gets repetitions until REPS of them were used in all configurations, up
- * to 3 x REPS; make bench's report takes the USED verdicts as they are.
+ * to 3 x REPS; make bench's report takes the verdicts as they are.
  *
  * With -p PASSES a run is a fixed amount of work instead of SECS seconds:
  * each thread (same_region: the region) makes PASSES passes, mmap, fault
@@ -71,15 +68,29 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jsonl.h"
 #include "pfcost.h"
 
 #define PAGE 4096UL
 #define REGION (128UL << 20)
 #define DBG "/sys/kernel/debug/pfscale/"
 
-enum bench { PF1, PF2, PF3, SAME, NR_BENCH };
-static const char *const bench_name[NR_BENCH] = {
-	"page_fault1", "page_fault2", "page_fault3", "same_region"
+/* The records' schema (docs/bench.md, "pfbench's records"). */
+#define RECORD_SCHEMA "pfbench"
+#define RECORD_VERSION 1
+
+struct worker;
+
+/* A benchmark: one entry of benchmarks[]. */
+struct benchmark {
+	const char *name;
+	/* in each worker before the start: its mapping; NULL: none */
+	void (*setup)(struct worker *w);
+	void *(*worker)(void *w);
+	/* the main thread, from the start to the end of a run */
+	double (*drive)(double t0);
+	/* worker @id of @n: its faults per window (NULL: 1) */
+	long (*share)(int id, int n);
 };
 
 static volatile int stop;
@@ -120,8 +131,9 @@ static int have_atomic, have_counters;	/* the debugfs switches exist */
 /* A line each: the workers' fault counters must not bounce between CPUs. */
 struct worker {
 	pthread_t tid;
-	enum bench b;
+	const struct benchmark *bm;
 	int id, nthreads;
+	int fd, flags;		/* own_region: its mapping, set up by bm->setup */
 	long faults;
 	long at_close;		/* its faults when the windows closed, summed */
 	long share;		/* same_region: its faults per chunk; else 1 */
@@ -208,27 +220,47 @@ static void window_reset(void)
 	window_secs = 0;
 }
 
-/* page_fault1/2/3: private or shared region, fault every page, repeat. */
+/* page_fault1: an anonymous region. */
+static void setup_anon(struct worker *w)
+{
+	w->fd = -1;
+	w->flags = MAP_PRIVATE | MAP_ANONYMOUS;
+}
+
+/* page_fault2/3: a tmpfs file of the worker's own, mapped with @flags. */
+static void setup_file(struct worker *w, int flags)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "/tmp/pfbench.%d", w->id);
+	w->fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (w->fd < 0 || ftruncate(w->fd, REGION))
+		die("tmpfs file");
+	unlink(name);
+	w->flags = flags;
+}
+
+static void setup_file_private(struct worker *w)
+{
+	setup_file(w, MAP_PRIVATE);
+}
+
+static void setup_file_shared(struct worker *w)
+{
+	setup_file(w, MAP_SHARED);
+}
+
+/* page_fault1/2/3: the worker's region, fault every page, repeat. */
 static void *own_region(void *p)
 {
 	struct worker *w = p;
-	int fd = -1, flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	unsigned long i;
 
-	if (w->b != PF1) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "/tmp/pfbench.%d", w->id);
-		fd = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || ftruncate(fd, REGION))
-			die("tmpfs file");
-		unlink(name);
-		flags = w->b == PF2 ? MAP_PRIVATE : MAP_SHARED;
-	}
+	w->bm->setup(w);
 	pthread_barrier_wait(&start_bar);
 	work_started(w->nthreads);
 	for (int pass = 0; passes ? pass < passes : !stop; pass++) {
-		char *r = mmap(NULL, REGION, PROT_READ | PROT_WRITE, flags, fd, 0);
+		char *r = mmap(NULL, REGION, PROT_READ | PROT_WRITE, w->flags, w->fd, 0);
 
 		if (r == MAP_FAILED)
 			die("mmap");
@@ -239,8 +271,8 @@ static void *own_region(void *p)
 		munmap(r, REGION);
 	}
 	work_done(w->nthreads);
-	if (fd >= 0)
-		close(fd);
+	if (w->fd >= 0)
+		close(w->fd);
 	return NULL;
 }
 
@@ -358,25 +390,108 @@ static char *map_tables(void)
 	return (char *)start;
 }
 
+/*
+ * The main thread during a run of same_region: map the region, let the
+ * workers fault it, unmap it, as many passes as the run has. From @t0,
+ * the run's start; returns when the run's time counts from: @t0.
+ */
+static double drive_same_region(double t0)
+{
+	long left = passes;
+
+	do {
+		shared_region = map_tables();
+		madvise(shared_region, REGION, MADV_NOHUGEPAGE);
+		pthread_barrier_wait(&start_bar);
+		pthread_barrier_wait(&end_bar);
+		munmap(shared_region, REGION);
+	} while (passes ? --left > 0 : now() - t0 < secs);
+	shared_region = NULL;
+	pthread_barrier_wait(&start_bar);
+	return t0;
+}
+
+/*
+ * The main thread during a run of own_region: start the workers and, for
+ * a run of SECS seconds, stop them. Its time counts from when they start.
+ */
+static double drive_own_region(double run_start)
+{
+	double t0;
+
+	(void)run_start;	/* the workers' setup is not the run's time */
+	pthread_barrier_wait(&start_bar);
+	t0 = now();
+	if (!passes) {
+		usleep(secs * 1e6);
+		stop = 1;
+	}
+	return t0;
+}
+
+static const struct benchmark benchmarks[] = {
+	/* each worker: mmap 128 MiB anonymous, write every page, munmap */
+	{ "page_fault1", setup_anon, own_region, drive_own_region, NULL },
+	/* the same on a private mapping of its own tmpfs file (COW faults) */
+	{ "page_fault2", setup_file_private, own_region, drive_own_region, NULL },
+	/* the same on a shared mapping of its own tmpfs file */
+	{ "page_fault3", setup_file_shared, own_region, drive_own_region, NULL },
+	/*
+	 * all workers write one 128 MiB anonymous region, aligned to 2 MiB,
+	 * so every 2 MiB chunk (one PTE table, one split PTE lock) is faulted
+	 * by all of them at once; then munmap, repeat. They take turns at
+	 * runs of 8 pages (PTE_RUN: one line of PTEs each), so the table and
+	 * its lock are shared and no PTE line is. They meet at a barrier
+	 * before each chunk: left alone, they drifted apart, into different
+	 * tables, for part of some runs (the PTE lock then stays put: 2.4
+	 * transfers per fault on the stock path, not 3.4)
+	 */
+	{ "same_region", NULL, same_region, drive_same_region, chunk_share },
+};
+#define NR_BENCH ((int)(sizeof(benchmarks) / sizeof(benchmarks[0])))
+#define MAX_BENCH 8	/* -b's table; NR_BENCH at most */
+
 /* A run's figures, for its verdict. */
 struct outcome {
 	double balance;		/* the slowest worker's progress over the fastest's */
 	double rate;		/* the slowest worker's faults per second in the windows */
 };
 
+/* Start @n workers of @bm in @w, each pinned to its CPU unless -U. */
+static void start_workers(const struct benchmark *bm, struct worker *w, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pthread_attr_t attr;
+		cpu_set_t cpu;
+
+		w[i] = (struct worker){ .bm = bm, .id = i, .nthreads = n,
+					.share = bm->share ? bm->share(i, n) : 1 };
+		pthread_attr_init(&attr);
+		CPU_ZERO(&cpu);
+		CPU_SET(i % cpus, &cpu);
+		if (!unpinned && pthread_attr_setaffinity_np(&attr, sizeof(cpu), &cpu))
+			die("pthread_attr_setaffinity_np");
+		if (pthread_create(&w[i].tid, &attr, bm->worker, &w[i]))
+			die("pthread_create");
+		pthread_attr_destroy(&attr);
+	}
+}
+
 /*
- * One run of @b with @n workers: its faults; *@elapsed, the seconds it
+ * One run of @bm with @n workers: its faults; *@elapsed, the seconds it
  * took; @out->balance, the slowest worker's progress over the fastest's
  * when the windows closed (0: no window, a worker was done before all
  * began), @out->rate its faults per second in them.
  */
-static long run(enum bench b, int n, double secs, double *elapsed, struct outcome *out)
+static long run(const struct benchmark *bm, int n, double *elapsed, struct outcome *out)
 {
 	struct worker w[256];
 	double t0;
 	double slowest = 0, fastest = 0;
 	long slowest_faults = 0;
-	long total = 0, left = passes;
+	long total = 0;
 	int i;
 
 	stop = 0;
@@ -384,41 +499,10 @@ static long run(enum bench b, int n, double secs, double *elapsed, struct outcom
 	window_reset();
 	pthread_barrier_init(&start_bar, NULL, n + 1);
 	pthread_barrier_init(&end_bar, NULL, n + 1);
-	for (i = 0; i < n; i++) {
-		pthread_attr_t attr;
-		cpu_set_t cpu;
-
-		w[i] = (struct worker){ .b = b, .id = i, .nthreads = n,
-					.share = b == SAME ? chunk_share(i, n) : 1 };
-		pthread_attr_init(&attr);
-		CPU_ZERO(&cpu);
-		CPU_SET(i % cpus, &cpu);
-		if (!unpinned && pthread_attr_setaffinity_np(&attr, sizeof(cpu), &cpu))
-			die("pthread_attr_setaffinity_np");
-		if (pthread_create(&w[i].tid, &attr, b == SAME ? same_region : own_region, &w[i]))
-			die("pthread_create");
-		pthread_attr_destroy(&attr);
-	}
+	start_workers(bm, w, n);
 	t0 = now();
 	pfcost_mark();
-	if (b == SAME) {
-		do {
-			shared_region = map_tables();
-			madvise(shared_region, REGION, MADV_NOHUGEPAGE);
-			pthread_barrier_wait(&start_bar);
-			pthread_barrier_wait(&end_bar);
-			munmap(shared_region, REGION);
-		} while (passes ? --left > 0 : now() - t0 < secs);
-		shared_region = NULL;
-		pthread_barrier_wait(&start_bar);
-	} else {
-		pthread_barrier_wait(&start_bar);
-		t0 = now();
-		if (!passes) {
-			usleep(secs * 1e6);
-			stop = 1;
-		}
-	}
+	t0 = bm->drive(t0);
 	*elapsed = now() - t0;
 	for (i = 0; i < n; i++) {
 		/* in shares: same_region's may differ by a PTE run */
@@ -438,7 +522,8 @@ static long run(enum bench b, int n, double secs, double *elapsed, struct outcom
 	}
 	out->balance = fastest ? slowest / fastest : 0;
 	out->rate = window_secs > 0 ? slowest_faults / window_secs : 0;
-	if (passes && b != SAME)	/* the work ends when the last worker does */
+	/* own_region: the work ends when the last worker does */
+	if (passes && bm->drive == drive_own_region)
 		*elapsed = now() - t0;
 	pfcost_mark();
 	intervals++;
@@ -463,7 +548,7 @@ static int parse_list(char *s, int *out, int max)
 static struct outcome *outcomes;
 static int max_reps, nr_threads;
 
-static struct outcome *outcome(enum bench b, int t, int rep, int config)
+static struct outcome *outcome(int b, int t, int rep, int config)
 {
 	return &outcomes[(((long)b * nr_threads + t) * max_reps + rep) * 4 + config];
 }
@@ -476,7 +561,7 @@ static int cmp_double(const void *x, const void *y)
 }
 
 /* The usual rate of a configuration: the 90th percentile of its @nrep runs. */
-static double usual_rate(enum bench b, int t, int config, int nrep)
+static double usual_rate(int b, int t, int config, int nrep)
 {
 	double rates[nrep];
 	int r;
@@ -488,7 +573,7 @@ static double usual_rate(enum bench b, int t, int config, int nrep)
 }
 
 /* A run's speed: its rate over its configuration's usual one (of @nrep). */
-static double speed(enum bench b, int t, int rep, int config, int nrep)
+static double speed(int b, int t, int rep, int config, int nrep)
 {
 	double usual = usual_rate(b, t, config, nrep);
 
@@ -496,7 +581,7 @@ static double speed(enum bench b, int t, int rep, int config, int nrep)
 }
 
 /* The verdict on a run, one of @nrep of its configuration: used or not. */
-static int used(enum bench b, int t, int rep, int config, int nrep)
+static int used(int b, int t, int rep, int config, int nrep)
 {
 	return outcome(b, t, rep, config)->balance >= min_balance &&
 	       speed(b, t, rep, config, nrep) >= FULL_SPEED;
@@ -508,7 +593,7 @@ static int config_of(int atomic, int counters)
 }
 
 /* Of the first @nrep repetitions, how many were used in every configuration. */
-static int reps_used(enum bench b, int t, int nrep)
+static int reps_used(int b, int t, int nrep)
 {
 	int r, a, c, n = 0, all;
 
@@ -522,14 +607,37 @@ static int reps_used(enum bench b, int t, int nrep)
 	return n;
 }
 
+/* A record's first members: its schema and version, and which record it is. */
+static void record_begin(struct jsonl *j, const char *record)
+{
+	jsonl_begin(j, stdout);
+	jsonl_str(j, "schema", RECORD_SCHEMA);
+	jsonl_int(j, "version", RECORD_VERSION);
+	jsonl_str(j, "record", record);
+}
+
+/*
+ * A run record's or a verdict record's members after record_begin(): which
+ * run (without a counters switch: counters 1, they are always on).
+ */
+static void record_run_key(struct jsonl *j, int b, int nthr, int a, int c, int rep)
+{
+	jsonl_str(j, "bench", benchmarks[b].name);
+	jsonl_int(j, "threads", nthr);
+	jsonl_int(j, "atomic", a);
+	jsonl_int(j, "counters", have_counters ? c : 1);
+	jsonl_int(j, "rep", rep);
+}
+
 /* One repetition of benchmark @b at thread count @t: each configuration once, back to back. */
-static void round_of(enum bench b, int t, int nthr, int rep)
+static void round_of(int b, int t, int nthr, int rep)
 {
 	int a, c;
 
 	for (a = 0; a <= have_atomic; a++)
 		for (c = 0; c <= have_counters; c++) {
 			struct outcome *o = outcome(b, t, rep, config_of(a, c));
+			struct jsonl j;
 			double elapsed;
 			long f;
 
@@ -538,38 +646,88 @@ static void round_of(enum bench b, int t, int nthr, int rep)
 				fprintf(stderr, "pfbench: cannot switch debugfs knobs\n");
 				exit(1);
 			}
-			f = run(b, nthr, secs, &elapsed, o);
-			printf("BENCH %s %d %d %d %d %ld %.4f %d %.3f\n", bench_name[b], nthr, a,
-			       have_counters ? c : 1, rep, f, elapsed, intervals, o->balance);
-			fflush(stdout);
+			f = run(&benchmarks[b], nthr, &elapsed, o);
+			record_begin(&j, "run");
+			record_run_key(&j, b, nthr, a, c, rep);
+			jsonl_int(&j, "faults", f);
+			jsonl_fixed(&j, "secs", elapsed, 4);
+			jsonl_int(&j, "interval", intervals);
+			jsonl_fixed(&j, "balance", o->balance, 3);
+			jsonl_end(&j);
 		}
 }
 
 /* The verdicts on the @nrep runs of each configuration of @b at thread count @t. */
-static void print_verdicts(enum bench b, int t, int nthr, int nrep)
+static void print_verdicts(int b, int t, int nthr, int nrep)
 {
 	int r, a, c, config;
+	struct jsonl j;
 
 	for (r = 0; r < nrep; r++)
 		for (a = 0; a <= have_atomic; a++)
 			for (c = 0; c <= have_counters; c++) {
 				config = config_of(a, c);
-				printf("USED %s %d %d %d %d %.0f %.3f %d\n", bench_name[b], nthr, a,
-				       have_counters ? c : 1, r, outcome(b, t, r, config)->rate,
-				       speed(b, t, r, config, nrep), used(b, t, r, config, nrep));
+				record_begin(&j, "verdict");
+				record_run_key(&j, b, nthr, a, c, r);
+				jsonl_fixed(&j, "rate", outcome(b, t, r, config)->rate, 0);
+				jsonl_fixed(&j, "speed", speed(b, t, r, config, nrep), 3);
+				jsonl_bool(&j, "used", used(b, t, r, config, nrep));
+				jsonl_end(&j);
 			}
 	printf("# pfbench: %s at %d threads: %d of %d repetitions used in every configuration\n",
-	       bench_name[b], nthr, reps_used(b, t, nrep), nrep);
+	       benchmarks[b].name, nthr, reps_used(b, t, nrep), nrep);
 }
 
-int main(int argc, char **argv)
+/* The header record, how the runs are made and judged; and a line for people. */
+static void print_header(int reps)
 {
-	int threads[16], nthreads = 0, reps = 3, want[NR_BENCH] = { 1, 1, 1, 1 };
-	int done[NR_BENCH][16] = { { 0 } }, rep, t, o, ran;
-	enum bench b;
+	struct jsonl j;
 
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (passes)
+		printf("# pfbench: %ld CPUs, %d passes per run, ", cpus, passes);
+	else
+		printf("# pfbench: %ld CPUs, %.1f s per run, ", cpus, secs);
+	printf("%d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f, full speed %.2f\n",
+	       reps, unpinned ? "unpinned" : "pinned", have_atomic ? "yes" : "no",
+	       have_counters ? "yes" : "no", min_balance, FULL_SPEED);
+	record_begin(&j, "header");
+	jsonl_int(&j, "cpus", cpus);
+	if (passes) {
+		jsonl_int(&j, "passes", passes);
+		jsonl_null(&j, "secs");
+	} else {
+		jsonl_null(&j, "passes");
+		jsonl_fixed(&j, "secs", secs, 3);
+	}
+	jsonl_int(&j, "reps", reps);
+	jsonl_bool(&j, "pinned", !unpinned);
+	jsonl_bool(&j, "atomic_switch", have_atomic);
+	jsonl_bool(&j, "counters_switch", have_counters);
+	jsonl_fixed(&j, "min_balance", min_balance, 3);
+	jsonl_fixed(&j, "full_speed", FULL_SPEED, 3);
+	jsonl_end(&j);
+}
 
+static int threads[16], nthreads, reps = 3;
+static int want[MAX_BENCH];	/* -b: benchmarks[i] runs */
+
+/* -b NAME,NAME,...: the benchmarks to run, by name. */
+static void want_only(char *list)
+{
+	memset(want, 0, sizeof(want));
+	for (char *s = strtok(list, ","); s; s = strtok(NULL, ","))
+		for (int b = 0; b < NR_BENCH; b++)
+			if (!strcmp(s, benchmarks[b].name))
+				want[b] = 1;
+}
+
+/* The options into the globals; 0, or the exit code of a wrong one. */
+static int parse_args(int argc, char **argv)
+{
+	int o;
+
+	for (o = 0; o < NR_BENCH; o++)
+		want[o] = 1;
 	while ((o = getopt(argc, argv, "s:p:r:t:b:B:U")) != -1) {
 		switch (o) {
 		case 's': secs = atof(optarg); break;
@@ -578,13 +736,7 @@ int main(int argc, char **argv)
 		case 't': nthreads = parse_list(optarg, threads, 16); break;
 		case 'B': min_balance = atof(optarg); break;
 		case 'U': unpinned = 1; break;
-		case 'b':
-			memset(want, 0, sizeof(want));
-			for (char *s = strtok(optarg, ","); s; s = strtok(NULL, ","))
-				for (b = 0; b < NR_BENCH; b++)
-					if (!strcmp(s, bench_name[b]))
-						want[b] = 1;
-			break;
+		case 'b': want_only(optarg); break;
 		default:
 			fprintf(stderr, "usage: pfbench [-s SECS | -p PASSES] [-r REPS] [-t N,..] [-b NAME,..] [-B BALANCE] [-U]\n");
 			return 2;
@@ -594,39 +746,35 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pfbench: bad -s, -p, -r or -B\n");
 		return 2;
 	}
+	return 0;
+}
+
+/* Without -t: 1, 2, 4, ... up to the CPUs; and all CPUs, unless listed. */
+static void thread_counts(void)
+{
+	int t;
+
 	if (!nthreads)
 		for (t = 1; t <= cpus && nthreads < 16; t *= 2)
 			threads[nthreads++] = t;
-	/* and all CPUs, unless listed (a thread count twice would mix its runs) */
+	/* (a thread count twice would mix its runs) */
 	for (t = 0; t < nthreads && threads[t] != cpus; t++)
 		;
 	if (t == nthreads && nthreads < 16)
 		threads[nthreads++] = cpus;
-	have_atomic = !access(DBG "atomic_pte", W_OK);
-	have_counters = !access(DBG "enable", W_OK);
-	if (passes)
-		printf("# pfbench: %ld CPUs, %d passes per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f, full speed %.2f\n",
-		       cpus, passes, reps, unpinned ? "unpinned" : "pinned",
-		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance,
-		       FULL_SPEED);
-	else
-		printf("# pfbench: %ld CPUs, %.1f s per run, %d reps, workers %s, atomic switch %s, counters switch %s, balance %.2f, full speed %.2f\n",
-		       cpus, secs, reps, unpinned ? "unpinned" : "pinned",
-		       have_atomic ? "yes" : "no", have_counters ? "yes" : "no", min_balance,
-		       FULL_SPEED);
-	fflush(stdout);
-	max_reps = 3 * reps;
-	nr_threads = nthreads;
-	outcomes = calloc((long)NR_BENCH * nr_threads * max_reps * 4, sizeof(*outcomes));
-	if (!outcomes)
-		die("calloc");
-	/*
-	 * Repetitions outermost and configurations innermost, so drift hits all
-	 * alike. After @reps, more repetitions, up to twice as many again, of
-	 * the benchmarks and thread counts with fewer than @reps used in every
-	 * configuration (all configurations at once, so they stay back-to-back
-	 * pairs).
-	 */
+}
+
+/*
+ * Repetitions outermost and configurations innermost, so drift hits all
+ * alike. After @reps, more repetitions, up to twice as many again, of the
+ * benchmarks and thread counts with fewer than @reps used in every
+ * configuration (all configurations at once, so they stay back-to-back
+ * pairs). Then the verdicts on every run.
+ */
+static void run_all(void)
+{
+	int done[MAX_BENCH][16] = { { 0 } }, rep, ran, b, t;
+
 	for (rep = 0, ran = 1; ran && rep < max_reps; rep++)
 		for (ran = 0, b = 0; b < NR_BENCH; b++)
 			for (t = 0; want[b] && t < nthreads; t++)
@@ -638,6 +786,27 @@ int main(int argc, char **argv)
 	for (b = 0; b < NR_BENCH; b++)
 		for (t = 0; want[b] && t < nthreads; t++)
 			print_verdicts(b, t, threads[t], done[b][t]);
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	_Static_assert(NR_BENCH <= MAX_BENCH, "MAX_BENCH is too small for benchmarks[]");
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	ret = parse_args(argc, argv);
+	if (ret)
+		return ret;
+	thread_counts();
+	have_atomic = !access(DBG "atomic_pte", W_OK);
+	have_counters = !access(DBG "enable", W_OK);
+	print_header(reps);
+	max_reps = 3 * reps;
+	nr_threads = nthreads;
+	outcomes = calloc((long)NR_BENCH * nr_threads * max_reps * 4, sizeof(*outcomes));
+	if (!outcomes)
+		die("calloc");
+	run_all();
 	write_knob("atomic_pte", 0);
 	write_knob("enable", 1);
 	return 0;

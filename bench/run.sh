@@ -55,18 +55,21 @@ isolate=
 [ "$cpus" -gt 1 ] && isolate="isolcpus=domain,1-$((cpus - 1))"
 args="$clock${isolate:+ $isolate}"
 log=$out/bench-console.log
-rm -f "$out/pfcost.jsonl" "$out/pfcost-unpatched.jsonl" "$out/bench-unpatched-console.log"
+rm -f "$out/pfcost.jsonl" "$out/pfcost-unpatched.jsonl" "$out/bench-unpatched-console.log" \
+	"$out/pfbench.jsonl" "$out/pfbench-unpatched.jsonl"
 
-# bench_boot ARTIFACT LOG REPORT: pfbench in one boot, under the plugin
-# when REPORT is not empty.
+# bench_boot ARTIFACT LOG REPORT RECORDS: pfbench in one boot, under the
+# plugin when REPORT is not empty; pfbench's records (JSON lines on the
+# console, bench/records.py) into RECORDS.
 bench_boot() {
-	local kart=$1 blog=$2 report=$3
+	local kart=$1 blog=$2 report=$3 records=$4
 	"$top/qemu/boot.sh" -q -k "$kart/bzImage" -i "$initrd" -c "$cpus" -m "$mem" -t 5400 \
 		${report:+-P "$report"} -r bench \
 		-a "pfscale.bench=$secs,$reps,$threads,$passes,$benches${args:+ $args}" \
 		-l "$blog" 2> >(tee "$out/boot.err" >&2) ||
 		die "the benchmark boot failed (see $blog)"
-	grep -q '^BENCH ' "$blog" || die "no BENCH lines in $blog"
+	/usr/bin/python3 "$top/bench/records.py" "$blog" > "$records" ||
+		die "no pfbench run records in $blog"
 	[ -z "$clock" ] || grep -Eq 'clocksource: Switched to clocksource tsc[[:space:]]*$' "$blog" ||
 		die "the guest did not switch to the TSC ($clock; see $blog)"
 	! grep -q 'Unknown kernel command line parameters.*isolcpus' "$blog" ||
@@ -78,7 +81,7 @@ report=
 what="${secs}s"
 [ -n "$passes" ] && what="$passes passes"
 note "pfbench: $what x $reps reps per configuration on $cpus vCPUs (console: $log${report:+, pfcost plugin: $report}); host load now: $(cut -d' ' -f1-3 /proc/loadavg)"
-bench_boot "$art" "$log" "$report"
+bench_boot "$art" "$log" "$report" "$out/pfbench.jsonl"
 accel=$(sed -n 's/.*pfscale: qemu (\([a-z]*\),.*/\1/p' "$out/boot.err" | head -1)
 floor_args=()
 if [ -n "$floor" ]; then
@@ -86,8 +89,8 @@ if [ -n "$floor" ]; then
 	freport=
 	[ "$cost" = 1 ] && freport=$out/pfcost-unpatched.jsonl
 	note "pfbench on the unpatched perf kernel (console: $flog); host load now: $(cut -d' ' -f1-3 /proc/loadavg)"
-	bench_boot "$floor" "$flog" "$freport"
-	[ -n "$freport" ] && floor_args=(--floor-log "$flog" --floor-cost "$freport")
+	bench_boot "$floor" "$flog" "$freport" "$out/pfbench-unpatched.jsonl"
+	[ -n "$freport" ] && floor_args=(--floor-log "$out/pfbench-unpatched.jsonl" --floor-cost "$freport")
 fi
 note "host load after the boots: $(cut -d' ' -f1-3 /proc/loadavg)"
 # The previous run's results, to show how well this one repeats them.
@@ -96,6 +99,6 @@ if [ -n "$report" ] && [ -f "$out/bench.json" ]; then
 	mv "$out/bench.json" "$out/bench-prev.json"
 	compare_args=(--compare "$out/bench-prev.json")
 fi
-/usr/bin/python3 "$top/bench/report.py" --log "$log" --out "$out" \
+/usr/bin/python3 "$top/bench/report.py" --log "$out/pfbench.jsonl" --out "$out" \
 	--accel "${accel:-unknown}" --kernel "$art" ${report:+--cost "$report"} "${floor_args[@]}" \
 	"${compare_args[@]}"

@@ -23,7 +23,8 @@
 #   -P FILE     load the pfcost TCG plugin (qemu/plugin/pfcost.c, built by
 #               make plugin): every interval between the guest's pfcost
 #               markers appends one JSON record to FILE; functions and data
-#               are named from the System.map next to the kernel.
+#               are named from the System.map next to the kernel, and
+#               the address map comes from its vmlinux (qemu/pfcost-layout).
 #               PFSCALE_PFCOST_ARGS (environment) adds plugin arguments, e.g.
 #               top=30 or print=on (a summary line per interval on stderr)
 #
@@ -123,6 +124,8 @@ if [ -n "$pfcost" ]; then
 	plugin="$here/../build/pfcost.so,out=$(realpath "$pfcost")"
 	map=$(dirname "$kernel")/System.map
 	[ -f "$map" ] && plugin="$plugin,map=$map"
+	# the guest kernel's address map (qemu/pfcost-layout: from its vmlinux)
+	plugin="$plugin,$("$here/pfcost-layout" "$(dirname "$kernel")" "${PFSCALE_QEMU_CPU:-qemu64}")"
 	[ -n "${PFSCALE_PFCOST_ARGS:-}" ] && plugin="$plugin,$PFSCALE_PFCOST_ARGS"
 	args+=(-plugin "$plugin")
 	case ",${PFSCALE_PFCOST_ARGS:-}," in *,print=on,*) args+=(-d plugin) ;; esac

@@ -19,6 +19,14 @@
  * windows=on   the record also lists each closed window's own counts
  *              ("window_list": seconds, transfers by data class, per-vCPU
  *              counts), to see what varies within a run
+ * paging=4|5   the guest's paging levels: the address map below (default 4)
+ * page_offset_base=A, vmalloc_base=A, vmemmap_base=A
+ *              the guest kernel's bases of the direct map, vmalloc and
+ *              vmemmap (its variables of these names, or its constants;
+ *              default: the map of paging=, nokaslr)
+ * struct_page=N  sizeof(struct page) in the guest kernel (default 64)
+ *              (qemu/pfcost-layout reads these from the kernel's vmlinux;
+ *              qemu/boot.sh -P passes them)
  *
  * Markers (bench/pfcost.h, the protocol's one description; docs/bench.md
  * "Cost model"): the mark starts an interval, the next one ends it; the
@@ -68,6 +76,7 @@
 #include <time.h>
 
 #include "qemu-plugin-api.h"
+#include "jsonl.h"
 #include "pfcost.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -79,16 +88,41 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_VCPUS 63
 #define HOT_SLOTS 8192			/* per vCPU: lines that transferred */
 
-/* x86-64 Linux 6.1 layout, 4-level paging, no KASLR (boot.sh: nokaslr). */
-#define KERNEL_START	0xffff800000000000ULL
-#define DIRECT_START	0xffff888000000000ULL
-#define DIRECT_END	0xffffc88000000000ULL
-#define VMALLOC_START	0xffffc90000000000ULL
-#define VMALLOC_END	0xffffe90000000000ULL
-#define VMEMMAP_START	0xffffea0000000000ULL
-#define VMEMMAP_END	0xffffeb0000000000ULL
-#define IMAGE_START	0xffffffff80000000ULL
-#define STRUCT_PAGE_SIZE 64
+/*
+ * The guest kernel's address map (x86-64 Linux, Documentation/x86/x86_64/
+ * mm.rst; no KASLR, boot.sh: nokaslr): where the kernel half starts, the
+ * direct map, vmalloc and vmemmap (base and size), the kernel image, and
+ * sizeof(struct page). The bases and struct page come as arguments (from
+ * the kernel's vmlinux, qemu/pfcost-layout); without them the defaults of
+ * the paging level. Checked against the guest as it runs: every transfer
+ * in the direct map must be at its physical address plus page_offset_base,
+ * and none in the kernel half below its start; the record counts those
+ * that are not ("layout": "misses").
+ */
+struct layout {
+	int paging;
+	uint64_t kernel_start, page_offset, direct_size, vmalloc, vmalloc_size;
+	uint64_t vmemmap, vmemmap_size, image;
+	uint64_t struct_page;
+};
+static const struct layout paging_layout[2] = {
+	{ 4, 0xffff800000000000ULL, 0xffff888000000000ULL, 1ULL << 46,
+	  0xffffc90000000000ULL, 1ULL << 45, 0xffffea0000000000ULL, 1ULL << 40,
+	  0xffffffff80000000ULL, 64 },
+	{ 5, 0xff00000000000000ULL, 0xff11000000000000ULL, 1ULL << 55,
+	  0xffa0000000000000ULL, 0x32000000000000ULL, 0xffd4000000000000ULL, 1ULL << 49,
+	  0xffffffff80000000ULL, 64 },
+};
+static struct layout map = paging_layout[0];
+#define KERNEL_START	(map.kernel_start)
+#define DIRECT_START	(map.page_offset)
+#define DIRECT_END	(map.page_offset + map.direct_size)
+#define VMALLOC_START	(map.vmalloc)
+#define VMALLOC_END	(map.vmalloc + map.vmalloc_size)
+#define VMEMMAP_START	(map.vmemmap)
+#define VMEMMAP_END	(map.vmemmap + map.vmemmap_size)
+#define IMAGE_START	(map.image)
+#define STRUCT_PAGE_SIZE (map.struct_page)
 
 /* Where a transferred line lives. */
 enum data_class {
@@ -156,6 +190,7 @@ struct vcpu {
 	uint64_t faults;		/* entries to exc_page_fault */
 	uint64_t fills, evicted;	/* lines fetched; of them, others' copies aged out */
 	uint64_t loads, stores, rmw, atomics, io, out_of_range;
+	uint64_t layout_misses;		/* transfers the address map does not fit */
 	uint64_t xfer_load, xfer_store, xfer_store_dirty;
 	uint64_t class_xfer[NR_CLASSES];
 	uint64_t hot_overflow;
@@ -181,6 +216,7 @@ static double window_secs;
 static double window_start;
 static int list_windows;		/* windows=on */
 static FILE *window_list;		/* this interval's, in memory */
+static struct jsonl window_json;	/* its writer */
 static char *window_list_buf;
 static size_t window_list_len;
 static uint64_t window_class_base[NR_CLASSES];
@@ -445,6 +481,11 @@ static void transfer(struct vcpu *v, const struct insn_info *ii, uint64_t line, 
 	size_t h, i;
 
 	c = classify(ii, vaddr, &sym);
+	/* the map against the guest: the direct map is physical + page_offset */
+	if (((c == D_DIRECT || c == D_PAGE_DATA) &&
+	     (vaddr - DIRECT_START) >> LINE_SHIFT != line) ||
+	    (c == D_USER && vaddr >> 63))
+		v->layout_misses++;
 	v->class_xfer[c]++;
 	v->code_xfer[ii->code]++;
 	if (sym >= 0)
@@ -610,6 +651,8 @@ static void start_interval(void)
 		if (!window_list) {
 			fprintf(stderr, "pfcost: out of memory: windows=on dropped\n");
 			list_windows = 0;
+		} else {
+			jsonl_init(&window_json, window_list);
 		}
 	}
 	window_open = 0;
@@ -655,17 +698,20 @@ static size_t rank_codes(size_t offset, struct ranked **r)
 	return n;
 }
 
-/* The top_n of rank_codes() as a JSON list. */
-static void put_top(const char *key, size_t offset, int data)
+/* The top_n of rank_codes() as a JSON list @key of @j. */
+static void put_top(struct jsonl *j, const char *key, size_t offset, int data)
 {
 	struct ranked *r;
 	size_t k, n = rank_codes(offset, &r);
 
-	fprintf(out, ",\"%s\":[", key);
-	for (k = 0; k < n && k < (size_t)top_n; k++)
-		fprintf(out, "%s{\"%s\":\"%s\",\"n\":%" PRIu64 "}", k ? "," : "",
-			data ? "sym" : "func", code_name(r[k].idx), r[k].n);
-	fputc(']', out);
+	jsonl_open(j, key, '[');
+	for (k = 0; k < n && k < (size_t)top_n; k++) {
+		jsonl_open(j, NULL, '{');
+		jsonl_str(j, data ? "sym" : "func", code_name(r[k].idx));
+		jsonl_u64(j, "n", r[k].n);
+		jsonl_close(j, '}');
+	}
+	jsonl_close(j, ']');
 	free(r);
 }
 
@@ -694,7 +740,7 @@ static int hot_cmp(const void *a, const void *b)
 		(x->line > y->line) - (x->line < y->line);
 }
 
-static void put_hot_lines(void)
+static void put_hot_lines(struct jsonl *js)
 {
 	struct hot_line *all = calloc((size_t)nr_vcpus * HOT_SLOTS, sizeof(*all));
 	size_t n = 0, i, k;
@@ -717,18 +763,22 @@ static void put_hot_lines(void)
 				all[k].count += hl->count;
 		}
 	qsort(all, n, sizeof(*all), hot_cmp);
-	fputs(",\"hot_lines\":[", out);
+	jsonl_open(js, "hot_lines", '[');
 	for (k = 0; k < n && k < (size_t)top_n; k++) {
 		char what[320];
 		const char *cls;
 
 		describe(&all[k], what, sizeof(what), &cls);
-		fprintf(out, "%s{\"pa\":\"0x%" PRIx64 "\",\"va\":\"0x%" PRIx64
-			"\",\"class\":\"%s\",\"what\":\"%s\",\"first_func\":\"%s\",\"n\":%u}",
-			k ? "," : "", all[k].line << LINE_SHIFT, all[k].vaddr, cls, what,
-			code_name(all[k].code), all[k].count);
+		jsonl_open(js, NULL, '{');
+		jsonl_hex(js, "pa", all[k].line << LINE_SHIFT);
+		jsonl_hex(js, "va", all[k].vaddr);
+		jsonl_str(js, "class", cls);
+		jsonl_str(js, "what", what);
+		jsonl_str(js, "first_func", code_name(all[k].code));
+		jsonl_u64(js, "n", all[k].count);
+		jsonl_close(js, '}');
 	}
-	fputc(']', out);
+	jsonl_close(js, ']');
 	free(all);
 }
 
@@ -750,30 +800,30 @@ static uint64_t class_xfer_now(int k)
 	return sum_at(offsetof(struct vcpu, class_xfer) + k * sizeof(uint64_t));
 }
 
-/* A "by_class" object of @cls[NR_CLASSES] on @f. */
-static void put_classes(FILE *f, const uint64_t *cls)
+/* A "by_class" object of @cls[NR_CLASSES] in @j. */
+static void put_classes(struct jsonl *j, const uint64_t *cls)
 {
 	int k;
 
-	fputs("\"by_class\":{", f);
+	jsonl_open(j, "by_class", '{');
 	for (k = 0; k < NR_CLASSES; k++)
-		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", class_name[k], cls[k]);
-	fputc('}', f);
+		jsonl_u64(j, class_name[k], cls[k]);
+	jsonl_close(j, '}');
 }
 
-/* A window's "per_vcpu" array of @c[vCPU][NR_WIN] on @f. */
-static void put_window_vcpus(FILE *f, uint64_t (*c)[NR_WIN])
+/* A window's "per_vcpu" array of @c[vCPU][NR_WIN] in @j. */
+static void put_window_vcpus(struct jsonl *j, uint64_t (*c)[NR_WIN])
 {
 	int i, k;
 
-	fputs("\"per_vcpu\":[", f);
+	jsonl_open(j, "per_vcpu", '[');
 	for (i = 0; i < nr_vcpus; i++) {
-		fputs(i ? ",{" : "{", f);
+		jsonl_open(j, NULL, '{');
 		for (k = 0; k < NR_WIN; k++)
-			fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", win_name[k], c[i][k]);
-		fputc('}', f);
+			jsonl_u64(j, win_name[k], c[i][k]);
+		jsonl_close(j, '}');
 	}
-	fputc(']', f);
+	jsonl_close(j, ']');
 }
 
 /* print=on: the interval in a few lines, per page fault when there were any. */
@@ -852,12 +902,12 @@ static void list_window(double secs, uint64_t (*c)[NR_WIN])
 	for (i = 0; i < nr_vcpus; i++)
 		for (k = 0; k < NR_WIN; k++)
 			own[i][k] = c[i][k] - vcpus[i].win_base[k];
-	fprintf(window_list, "%s{\"host_secs\":%.6f,\"transfers\":%" PRIu64 ",",
-		windows ? "," : "", secs, total);
-	put_classes(window_list, cls);
-	fputc(',', window_list);
-	put_window_vcpus(window_list, own);
-	fputc('}', window_list);
+	jsonl_open(&window_json, NULL, '{');
+	jsonl_fixed(&window_json, "host_secs", secs, 6);
+	jsonl_u64(&window_json, "transfers", total);
+	put_classes(&window_json, cls);
+	put_window_vcpus(&window_json, own);
+	jsonl_close(&window_json, '}');
 }
 
 /* A second opening restarts the window; a close without an opening is ignored. */
@@ -895,70 +945,122 @@ static void window_mark(int open)
 }
 
 /* The closed windows' sums, overall and per vCPU; a window left open is dropped. */
-static void put_window(void)
+static void put_window(struct jsonl *j)
 {
 	uint64_t sums[MAX_VCPUS][NR_WIN];
 	int i, k;
 
-	fprintf(out, ",\"window\":{\"windows\":%lu,\"host_secs\":%.6f", windows, window_secs);
+	jsonl_open(j, "window", '{');
+	jsonl_u64(j, "windows", windows);
+	jsonl_fixed(j, "host_secs", window_secs, 6);
 	for (k = 0; k < NR_WIN; k++)
-		fprintf(out, ",\"%s\":%" PRIu64, win_name[k],
-			sum_at(offsetof(struct vcpu, win_sum) + k * sizeof(uint64_t)));
+		jsonl_u64(j, win_name[k],
+			  sum_at(offsetof(struct vcpu, win_sum) + k * sizeof(uint64_t)));
 	for (i = 0; i < nr_vcpus; i++)
 		memcpy(sums[i], vcpus[i].win_sum, sizeof(sums[i]));
-	fputc(',', out);
-	put_window_vcpus(out, sums);
+	put_window_vcpus(j, sums);
 	if (list_windows) {
 		fflush(window_list);
-		fprintf(out, ",\"window_list\":[%.*s]", (int)window_list_len, window_list_buf);
+		jsonl_array_of(j, "window_list", window_list_buf, window_list_len);
 	}
-	fputc('}', out);
+	jsonl_close(j, '}');
+}
+
+/* A record's sums over vCPUs: its key, and the struct vcpu field's offset. */
+struct sum_member {
+	const char *key;
+	size_t offset;
+};
+#define SUM_MEMBER(key, field) { key, offsetof(struct vcpu, field) }
+static const struct sum_member insn_sums[] = {
+	SUM_MEMBER("user", insns_user), SUM_MEMBER("kernel", insns_kernel),
+	SUM_MEMBER("spin_user", spin_user), SUM_MEMBER("spin_kernel", spin_kernel), { NULL, 0 }
+};
+static const struct sum_member access_sums[] = {
+	SUM_MEMBER("loads", loads), SUM_MEMBER("stores", stores), SUM_MEMBER("rmw", rmw),
+	SUM_MEMBER("atomic", atomics), SUM_MEMBER("io", io),
+	SUM_MEMBER("out_of_range", out_of_range), { NULL, 0 }
+};
+static const struct sum_member transfer_sums[] = {
+	SUM_MEMBER("load", xfer_load), SUM_MEMBER("store", xfer_store),
+	SUM_MEMBER("store_from_dirty", xfer_store_dirty), SUM_MEMBER("hot_overflow", hot_overflow),
+	SUM_MEMBER("fills", fills), SUM_MEMBER("aged_out", evicted), { NULL, 0 }
+};
+
+/* The sums of @m (up to its NULL key) as members of @j. */
+static void put_members(struct jsonl *j, const struct sum_member *m)
+{
+	for (; m->key; m++)
+		jsonl_u64(j, m->key, sum_at(m->offset));
+}
+
+/* An object @key of @j with the sums of @m. */
+static void put_sums(struct jsonl *j, const char *key, const struct sum_member *m)
+{
+	jsonl_open(j, key, '{');
+	put_members(j, m);
+	jsonl_close(j, '}');
+}
+
+/* The address map the record was counted with, and its misses. */
+static void put_layout(struct jsonl *j)
+{
+	jsonl_open(j, "layout", '{');
+	jsonl_int(j, "paging", map.paging);
+	jsonl_hex(j, "page_offset_base", map.page_offset);
+	jsonl_hex(j, "vmalloc_base", map.vmalloc);
+	jsonl_hex(j, "vmemmap_base", map.vmemmap);
+	jsonl_u64(j, "struct_page", map.struct_page);
+	jsonl_u64(j, "misses", SUM(layout_misses));
+	jsonl_close(j, '}');
 }
 
 static void stop_interval(void)
 {
 	double secs;
 	uint64_t xfer, cls[NR_CLASSES];
-	int c, j;
+	struct jsonl j;
+	int c;
 
 	__atomic_store_n(&active, 0, __ATOMIC_RELEASE);
 	secs = now() - t_start;
 	/* a load still waiting on the marker's vCPU is dropped; so are the others' */
 	xfer = SUM(xfer_load) + SUM(xfer_store);
 	/* host_start: CLOCK_MONOTONIC seconds, to line runs up with host-side samples */
-	fprintf(out, "{\"seq\":%lu,\"vcpus\":%d,\"host_start\":%.6f,\"host_secs\":%.6f,"
-		"\"page_faults\":%" PRIu64 ","
-		"\"insns\":{\"user\":%" PRIu64 ",\"kernel\":%" PRIu64 ",\"spin_user\":%"
-		PRIu64 ",\"spin_kernel\":%" PRIu64 "},",
-		seq, nr_vcpus, t_start, secs, SUM(faults), SUM(insns_user), SUM(insns_kernel), SUM(spin_user),
-		SUM(spin_kernel));
-	fprintf(out, "\"accesses\":{\"loads\":%" PRIu64 ",\"stores\":%" PRIu64 ",\"rmw\":%"
-		PRIu64 ",\"atomic\":%" PRIu64 ",\"io\":%" PRIu64 ",\"out_of_range\":%" PRIu64
-		"},", SUM(loads), SUM(stores), SUM(rmw), SUM(atomics), SUM(io), SUM(out_of_range));
-	fprintf(out, "\"transfers\":{\"total\":%" PRIu64 ",\"load\":%" PRIu64 ",\"store\":%"
-		PRIu64 ",\"store_from_dirty\":%" PRIu64 ",\"hot_overflow\":%" PRIu64
-		",\"fills\":%" PRIu64 ",\"aged_out\":%" PRIu64 ",\"cache_kb\":%" PRIu64 "},",
-		xfer, SUM(xfer_load), SUM(xfer_store), SUM(xfer_store_dirty), SUM(hot_overflow),
-		SUM(fills), SUM(evicted), (cache_lines << LINE_SHIFT) >> 10);
+	jsonl_begin(&j, out);
+	jsonl_u64(&j, "seq", seq);
+	jsonl_int(&j, "vcpus", nr_vcpus);
+	jsonl_fixed(&j, "host_start", t_start, 6);
+	jsonl_fixed(&j, "host_secs", secs, 6);
+	jsonl_u64(&j, "page_faults", SUM(faults));
+	put_sums(&j, "insns", insn_sums);
+	put_sums(&j, "accesses", access_sums);
+	jsonl_open(&j, "transfers", '{');
+	jsonl_u64(&j, "total", xfer);
+	put_members(&j, transfer_sums);
+	jsonl_u64(&j, "cache_kb", (cache_lines << LINE_SHIFT) >> 10);
+	jsonl_close(&j, '}');
 	for (c = 0; c < NR_CLASSES; c++)
 		cls[c] = class_xfer_now(c);
-	put_classes(out, cls);
-	fputs(",\"per_vcpu\":[", out);
-	for (j = 0; j < nr_vcpus; j++) {
-		struct vcpu *v = &vcpus[j];
+	put_classes(&j, cls);
+	put_layout(&j);
+	jsonl_open(&j, "per_vcpu", '[');
+	for (c = 0; c < nr_vcpus; c++) {
+		struct vcpu *v = &vcpus[c];
 
-		fprintf(out, "%s{\"insns_user\":%" PRIu64 ",\"insns_kernel\":%" PRIu64
-			",\"transfers\":%" PRIu64 "}", j ? "," : "", v->insns_user,
-			v->insns_kernel, v->xfer_load + v->xfer_store);
+		jsonl_open(&j, NULL, '{');
+		jsonl_u64(&j, "insns_user", v->insns_user);
+		jsonl_u64(&j, "insns_kernel", v->insns_kernel);
+		jsonl_u64(&j, "transfers", v->xfer_load + v->xfer_store);
+		jsonl_close(&j, '}');
 	}
-	fputc(']', out);
-	put_window();
-	put_top("top_insns", offsetof(struct vcpu, code_insns), 0);
-	put_top("top_transfers", offsetof(struct vcpu, code_xfer), 0);
-	put_top("top_data", offsetof(struct vcpu, data_xfer), 1);
-	put_hot_lines();
-	fputs("}\n", out);
-	fflush(out);
+	jsonl_close(&j, ']');
+	put_window(&j);
+	put_top(&j, "top_insns", offsetof(struct vcpu, code_insns), 0);
+	put_top(&j, "top_transfers", offsetof(struct vcpu, code_xfer), 0);
+	put_top(&j, "top_data", offsetof(struct vcpu, data_xfer), 1);
+	put_hot_lines(&j);
+	jsonl_end(&j);
 	if (print_summary)
 		print_interval(xfer, secs);
 }
@@ -995,53 +1097,95 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 
 static int bad_arg(const char *arg)
 {
-	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off, windows=on|off)\n",
+	fprintf(stderr, "pfcost: bad argument '%s' (out=FILE, map=FILE, top=N, cache=KB, print=on|off, windows=on|off, paging=4|5, page_offset_base=A, vmalloc_base=A, vmemmap_base=A, struct_page=N)\n",
 		arg);
 	return -1;
+}
+
+/* The address map's arguments, applied once paging= chose its defaults. */
+static uint64_t arg_page_offset, arg_vmalloc, arg_vmemmap, arg_struct_page;
+
+/* @val as a whole number (0x for hex) into *@to; nonzero if it is not one. */
+static int parse_u64(const char *val, uint64_t *to)
+{
+	char *end;
+
+	errno = 0;
+	*to = strtoull(val, &end, 0);
+	return !*val || *end || errno || !*to;
+}
+
+/* "on" or "off" into *@flag; nonzero if neither. */
+static int parse_on_off(const char *val, int *flag)
+{
+	if (strcmp(val, "on") && strcmp(val, "off"))
+		return 1;
+	*flag = !strcmp(val, "on");
+	return 0;
+}
+
+/* One argument KEY=VAL (@klen: KEY's length); nonzero if it is wrong. */
+static int parse_arg(const char *key, size_t klen, const char *val, const char **map_path)
+{
+#define KEY(name) (klen == sizeof(name) - 1 && !strncmp(key, name, klen))
+	char *end;
+	long n;
+
+	if (KEY("out") && *val)
+		out_path = strdup(val);
+	else if (KEY("map") && *val)
+		*map_path = val;
+	else if (KEY("top")) {
+		top_n = strtol(val, &end, 10);
+		return *end || top_n < 1 || top_n > 1000;
+	} else if (KEY("cache")) {
+		n = strtol(val, &end, 10);
+		if (!*val || *end || n < 0 || n > (1L << 30))
+			return 1;
+		cache_lines = ((uint64_t)n << 10) >> LINE_SHIFT;
+	} else if (KEY("windows"))
+		return parse_on_off(val, &list_windows);
+	else if (KEY("print"))
+		return parse_on_off(val, &print_summary);
+	else if (KEY("paging")) {
+		if (strcmp(val, "4") && strcmp(val, "5"))
+			return 1;
+		map = paging_layout[*val == '5'];
+	} else if (KEY("page_offset_base"))
+		return parse_u64(val, &arg_page_offset);
+	else if (KEY("vmalloc_base"))
+		return parse_u64(val, &arg_vmalloc);
+	else if (KEY("vmemmap_base"))
+		return parse_u64(val, &arg_vmemmap);
+	else if (KEY("struct_page"))
+		return parse_u64(val, &arg_struct_page) || arg_struct_page > 4096;
+	else
+		return 1;
+	return 0;
+#undef KEY
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	const char *map = NULL;
+	const char *map_path = NULL;
 	int i;
 
 	for (i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
-		const char *val = eq ? eq + 1 : "";
-		size_t klen = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
 
-		if (klen == 3 && !strncmp(argv[i], "out", 3) && *val) {
-			out_path = strdup(val);
-		} else if (klen == 3 && !strncmp(argv[i], "map", 3) && *val) {
-			map = val;
-		} else if (klen == 3 && !strncmp(argv[i], "top", 3)) {
-			char *end;
-
-			top_n = strtol(val, &end, 10);
-			if (*end || top_n < 1 || top_n > 1000)
-				return bad_arg(argv[i]);
-		} else if (klen == 5 && !strncmp(argv[i], "cache", 5)) {
-			char *end;
-			long kb = strtol(val, &end, 10);
-
-			if (!*val || *end || kb < 0 || kb > (1L << 30))
-				return bad_arg(argv[i]);
-			cache_lines = ((uint64_t)kb << 10) >> LINE_SHIFT;
-		} else if (klen == 7 && !strncmp(argv[i], "windows", 7)) {
-			if (!strcmp(val, "on"))
-				list_windows = 1;
-			else if (strcmp(val, "off"))
-				return bad_arg(argv[i]);
-		} else if (klen == 5 && !strncmp(argv[i], "print", 5)) {
-			if (!strcmp(val, "on"))
-				print_summary = 1;
-			else if (strcmp(val, "off"))
-				return bad_arg(argv[i]);
-		} else {
+		if (parse_arg(argv[i], eq ? (size_t)(eq - argv[i]) : strlen(argv[i]),
+			      eq ? eq + 1 : "", &map_path))
 			return bad_arg(argv[i]);
-		}
 	}
+	if (arg_page_offset)
+		map.page_offset = arg_page_offset;
+	if (arg_vmalloc)
+		map.vmalloc = arg_vmalloc;
+	if (arg_vmemmap)
+		map.vmemmap = arg_vmemmap;
+	if (arg_struct_page)
+		map.struct_page = arg_struct_page;
 	if (!out_path) {
 		fprintf(stderr, "pfcost: no out=FILE given\n");
 		return -1;
@@ -1056,7 +1200,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "pfcost: %d vCPUs: supports 1 to %d\n", nr_vcpus, MAX_VCPUS);
 		return -1;
 	}
-	if (map && load_map(map))
+	if (map_path && load_map(map_path))
 		return -1;
 	out = fopen(out_path, "w");
 	if (!out) {

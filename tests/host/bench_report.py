@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Host-side unit test of bench/report.py's per-fault figures on made-up
-pfbench BENCH and USED lines and pfcost records: transfers come from the
+pfbench records (run and verdict records, bench/records.py) and pfcost
+records: transfers come from the
 run's window, only the runs pfbench used count (instructions too), with
 no rule of the report's own, spin-waiting is not work, ratios pair runs
 used, a median over fewer than REPS runs is flagged, and the comparison
@@ -12,6 +13,9 @@ import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'bench'))
+import records  # noqa: E402  (bench/records.py: the records' one schema)
+
 FAULTS = 1000
 
 
@@ -57,15 +61,24 @@ def compare_with(log, cost, d, prev):
                                           p.stderr.strip()[-300:])}
 
 
-def main():
+def run_record(atomic, rep, seq, bal, threads=2):
+    """pfbench's record of a same_region run (counters on)."""
+    return records.record('run', bench='same_region', threads=threads,
+                          atomic=atomic, counters=1, rep=rep, faults=FAULTS,
+                          secs=1.0, interval=seq, balance=bal)
+
+
+def made_up_boot():
+    """(pfbench records, pfcost records) of a made-up boot."""
     # same_region at 2 threads, stock and atomic (counters on), 6 reps:
     # reps 1 and 3 unbalanced, with fewer transfers and more instructions;
     # rep 5 balanced, with fewer transfers again, and judged by pfbench not
     # at full speed, though the plugin saw its vCPUs at the usual
     # instructions per second: only pfbench's verdict rules it out
-    lines = ['# pfbench: 2 CPUs, 1 passes per run, 5 reps, workers pinned, '
-             'atomic switch yes, counters switch no, balance 0.95, '
-             'full speed 0.90']
+    lines = [records.record('header', cpus=2, passes=1, secs=None, reps=5,
+                            pinned=True, atomic_switch=True,
+                            counters_switch=False, min_balance=0.95,
+                            full_speed=0.9)]
     recs = []
     verdicts = []
     seq = 0
@@ -80,23 +93,28 @@ def main():
                 win, speed = 2000 if not atomic else 1000, 0.8
             recs.append(record(seq, 3000 * FAULTS if bal >= 0.95 else
                                3300 * FAULTS, 50 * FAULTS, 2 * win, win))
-            lines.append('BENCH same_region 2 %d 1 %d %d 1.0 %d %.3f'
-                         % (atomic, rep, FAULTS, seq, bal))
-            verdicts.append('USED same_region 2 %d 1 %d 50000 %.3f %d'
-                            % (atomic, rep, speed, bal >= 0.95 and
-                               speed >= 0.9))
+            lines.append(run_record(atomic, rep, seq, bal))
+            verdicts.append(records.record(
+                'verdict', bench='same_region', threads=2, atomic=atomic,
+                counters=1, rep=rep, rate=50000, speed=speed,
+                used=bal >= 0.95 and speed >= 0.9))
     lines += verdicts
-    # one thread, 5 runs from an older pfbench (no balance, no verdict):
-    # they count
+    # one thread, 5 runs without a verdict record (a pfbench stopped
+    # before its verdicts): they count
     for rep in range(5):
         seq += 1
         recs.append(record(seq, 2800 * FAULTS, 0, 5, 5))
-        lines.append('BENCH same_region 1 0 1 %d %d 1.0 %d'
-                     % (rep, FAULTS, seq))
+        lines.append(run_record(0, rep, seq, 1.0, threads=1))
+    return lines, recs
+
+
+def main():
+    lines, recs = made_up_boot()
     with tempfile.TemporaryDirectory() as d:
         log, cost = os.path.join(d, 'console.log'), os.path.join(d, 'c.jsonl')
-        with open(log, 'w') as f:
-            f.write('\n'.join(lines) + '\n')
+        with open(log, 'w') as f:     # as on the console, among others
+            f.write('boot message\n# pfbench: a comment\n' +
+                    ''.join(json.dumps(r) + '\n' for r in lines))
         with open(cost, 'w') as f:
             f.write(''.join(json.dumps(r) + '\n' for r in recs))
         p = subprocess.run([sys.executable, os.path.join(TOP, 'bench/report.py'),
@@ -114,6 +132,13 @@ def main():
         from_none = compare_with(log, cost, d, earlier(res, 0.0, 4.1))
         off_2threads = compare_with(log, cost, d, earlier(res, 0.006, 4.5))
         off_1thread = compare_with(log, cost, d, earlier(res, 0.05, 4.1))
+    report(res, again, from_none, off_2threads, off_1thread)
+
+
+def report(res, again, from_none, off_2threads, off_1thread):
+    """The checks on report @res and on its comparisons with earlier runs
+    (@again: within the bar; @from_none: 1-thread transfers from none;
+    @off_2threads, @off_1thread: off the bar), as TAP."""
     ent = {e['threads']: e for e in res['results']}
 
     def deviation(what):
@@ -147,14 +172,13 @@ def main():
          lambda: ratio()['min'] == ratio()['max'] == 0.75 and
          len(ratio()['pairs']) == 3, ratio),
         ('a median over fewer than REPS runs used is flagged (3 of 5 '
-         'at 2 threads), one over REPS is not (older pfbench, 1 thread)',
+         'at 2 threads), one over REPS is not (no verdicts, 1 thread)',
          lambda: ent[2]['cost']['stock,counters_on']['short_of_reps'] is
          True and ent[1]['cost']['stock,counters_on']['short_of_reps'] is
          False,
          lambda: [ent[t]['cost']['stock,counters_on']['short_of_reps']
                   for t in (2, 1)]),
-        ('the runs of an older pfbench, without balance or verdict, count '
-         '(5 of 5)',
+        ('runs without a verdict record count (5 of 5)',
          lambda: stock(1)['used_runs'] == 5 and
          stock(1)['transfers']['median'] == 0.005,
          lambda: stock(1)['transfers']),

@@ -5,7 +5,7 @@
 # program; without the debugfs switches it runs one configuration): every
 # page of the region must be written once per pass, and the balance, worked
 # out in each worker's own share, must lie in (0, 1]. Then pfbench's
-# verdicts: one USED line per run, used exactly when balanced and at full
+# verdicts: one verdict record per run, used exactly when balanced and at full
 # speed (its header's thresholds), and a rate that is the slowest worker's
 # faults per second in the windows, so near faults / workers / seconds.
 #
@@ -15,58 +15,65 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 bench=$top/build/guest/pfbench
 passes=2 pages=$((128 * 1024 * 1024 / 4096))
 echo "1..7"
-out=$("$bench" -b same_region -t 2,3 -p "$passes" -r 2 -B 0 2>&1)
-rc=$?
-lines=$(echo "$out" | grep '^BENCH ')
-# BENCH name threads atomic counters rep faults secs interval balance
-for t in 2 3; do
-	got=$(echo "$lines" | awk -v t="$t" '$3 == t { print $7; exit }')
-	if [ "$got" = $((passes * pages)) ]; then
-		echo "ok - pfbench same_region, $t workers: every page written once per pass ($got faults in $passes passes)"
-	else
-		echo "not ok - pfbench same_region, $t workers: every page written once per pass (got '$got' faults, want $((passes * pages)); pfbench exit $rc: $(echo $out))"
-	fi
-	# each window's progress is counted from where the chunk began: a
-	# miscounted start gives 0 or less (or nothing) for some worker
-	bal=$(echo "$lines" | awk -v t="$t" '$3 == t { print $10; exit }')
-	# (the first run at each thread count; -r 2 runs at least two)
-	if awk -v b="$bal" 'BEGIN { exit !(b ~ /^[0-9.]+$/ && b > 0 && b <= 1) }'; then
-		echo "ok - pfbench same_region, $t workers: balance in (0, 1] ($bal)"
-	else
-		echo "not ok - pfbench same_region, $t workers: balance in (0, 1] (got '$bal')"
-	fi
-done
+records=$(mktemp)
+trap 'rm -f "$records"' EXIT
+"$bench" -b same_region -t 2,3 -p "$passes" -r 2 -B 0 >"$records" 2>&1
+echo "# pfbench exit $?"
+exec python3 - "$top/bench" "$records" "$passes" "$pages" <<'PY'
+import sys
 
-# USED name threads atomic counters rep rate speed used
-verdicts=$(echo "$out" | grep '^USED ')
-read -r min_balance full_speed < <(echo "$out" |
-	sed -n 's/^# pfbench:.* balance \([0-9.]*\), full speed \([0-9.]*\)$/\1 \2/p')
-joined=$(awk 'NR == FNR { bench[$2, $3, $4, $5, $6] = $0; next }
-	      { k = $2 SUBSEP $3 SUBSEP $4 SUBSEP $5 SUBSEP $6
-		if (k in bench) print bench[k], $0; else print "unmatched", $0
-		delete bench[k] }
-	      END { for (k in bench) print bench[k], "no-verdict" }' \
-	<(echo "$lines") <(echo "$verdicts"))
-runs=$(echo "$lines" | grep -c .)
-matched=$(echo "$joined" | awk 'NF == 19' | grep -c .)
-if [ "$runs" -ge 4 ] && [ "$matched" = "$runs" ] && [ "$(echo "$joined" | grep -c .)" = "$runs" ]; then
-	echo "ok - pfbench verdicts: one USED line per run ($runs runs)"
-else
-	echo "not ok - pfbench verdicts: one USED line per run ($runs runs, $matched matched: $(echo $joined | head -c 600))"
-fi
-# fields once joined: 1-10 BENCH, 11-19 USED (17 rate, 18 speed, 19 used)
-wrong=$(echo "$joined" | awk -v b="$min_balance" -v f="$full_speed" '
-	NF == 19 && ($19 == 1) != ($10 >= b && $18 >= f) { print }')
-if [ -n "$min_balance" ] && [ -n "$full_speed" ] && [ "$matched" -ge 4 ] && [ -z "$wrong" ]; then
-	echo "ok - pfbench verdicts: used exactly when balance >= $min_balance and speed >= $full_speed"
-else
-	echo "not ok - pfbench verdicts: used exactly when balance >= '$min_balance' and speed >= '$full_speed' (wrong: $(echo $wrong | head -c 600))"
-fi
-wrong=$(echo "$joined" | awk 'NF == 19 {
-	even = $7 / $3 / $8
-	if (!($17 > 0.5 * even && $17 < 2 * even)) print }')
-if [ "$matched" -ge 4 ] && [ -z "$wrong" ]; then
-	echo "ok - pfbench verdicts: each run's rate is near faults / workers / seconds"
-else
-	echo "not ok - pfbench verdicts: each run's rate is near faults / workers / seconds (wrong: $(echo $wrong | head -c 600))"
-fi
+sys.path.insert(0, sys.argv[1])
+import records  # noqa: E402  (bench/records.py, the records' one reader)
+
+path, passes, pages = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+
+
+def result(ok, text, detail):
+    print('%s - %s (%s)' % ('ok' if ok else 'not ok', text, detail))
+
+
+try:
+    recs = records.pfbench_records(path)
+except ValueError as e:
+    recs = []
+    print('# %s' % e)
+header = next((r for r in recs if r['record'] == 'header'), {})
+runs = [r for r in recs if r['record'] == 'run']
+verdicts = [r for r in recs if r['record'] == 'verdict']
+out = open(path, errors='replace').read()[-600:].replace('\n', ' ')
+for t in (2, 3):
+    first = next((r for r in runs if r['threads'] == t), {})
+    got = first.get('faults')
+    result(got == passes * pages,
+           'pfbench same_region, %d workers: every page written once per '
+           'pass' % t, '%s faults in %d passes, want %d%s' % (
+               got, passes, passes * pages, '' if got else '; ' + out))
+    # each window's progress is counted from where the chunk began: a
+    # miscounted start gives 0 or less (or nothing) for some worker
+    # (the first run at each thread count; -r 2 runs at least two)
+    bal = first.get('balance')
+    result(isinstance(bal, float) and 0 < bal <= 1,
+           'pfbench same_region, %d workers: balance in (0, 1]' % t, bal)
+by_run = {records.run_key(r): r for r in runs}
+joined = [(by_run.get(records.run_key(v)), v) for v in verdicts]
+matched = [(r, v) for r, v in joined if r]
+result(len(runs) >= 4 and len(matched) == len(runs) == len(verdicts) and
+       len({records.run_key(v) for v in verdicts}) == len(verdicts),
+       'pfbench verdicts: one verdict record per run',
+       '%d runs, %d verdicts, %d matched' % (len(runs), len(verdicts),
+                                             len(matched)))
+min_balance, full_speed = header.get('min_balance'), header.get('full_speed')
+wrong = [v for r, v in matched if min_balance is not None and
+         full_speed is not None and v['used'] !=
+         (r['balance'] >= min_balance and v['speed'] >= full_speed)]
+result(min_balance is not None and full_speed is not None and
+       len(matched) >= 4 and not wrong,
+       'pfbench verdicts: used exactly when balance >= %s and speed >= %s'
+       % (min_balance, full_speed), 'wrong: %s' % wrong[:3])
+# the rate: the slowest worker's faults per second, near an even share
+wrong = [(r, v) for r, v in matched if not
+         0.5 < v['rate'] / (r['faults'] / r['threads'] / r['secs']) < 2]
+result(len(matched) >= 4 and not wrong,
+       "pfbench verdicts: each run's rate is near faults / workers / seconds",
+       'wrong: %s' % wrong[:2])
+PY

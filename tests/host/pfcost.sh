@@ -7,7 +7,9 @@
 # instruction on a line the other vCPU wrote, about 0 for private lines;
 # a window (pfbench's all-workers-running stretch) counts what happened
 # inside it only, and with windows=on lists each window's own counts,
-# which add up to the sums.
+# which add up to the sums; the address map the plugin got (from the
+# kernel's vmlinux, qemu/pfcost-layout) fits the guest: every direct-map
+# transfer is at its physical address plus page_offset_base.
 # Transfer counts do not depend on timing: each turn waits for the other.
 # The model orders accesses by the plugin's callbacks, which QEMU runs just
 # after each access: a write that follows the other vCPU's store within
@@ -23,7 +25,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/host/lib.sh"
 host_test_env
 log=$out/pfcost-console.log report=$out/pfcost-model.jsonl
-echo "1..9"
+echo "1..10"
 PFSCALE_PFCOST_ARGS=windows=on "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -c 2 -m 512 -r pfcostmodel \
 	-P "$report" -l "$log" -t 400 >"$out/pfcost-boot.out" 2>&1
 echo "# boot exit $? (log $log, report $report)"
@@ -42,6 +44,7 @@ checks = [
     'pfcost: every transfer has a data class, the pause loops count as spin, the kernel ran',
     'pfcost: a window counts only inside it: P faults of 3P, 1 window (stray closes ignored, one left open dropped), P of them on the faulting vCPU',
     'pfcost: windows=on: every record lists its closed windows, whose per-vCPU counts add up to the window sums and whose data classes add up to their transfers',
+    "pfcost: the address map (qemu/pfcost-layout, from vmlinux) fits the guest: direct-map transfers at physical + page_offset_base, no kernel-half address below the map",
 ]
 try:
     recs = [json.loads(l) for l in open(report)]
@@ -130,4 +133,9 @@ for r in recs:
               for j, e in enumerate(wl) if sum(e['by_class'].values()) != e['transfers']]
 result(not wrong, checks[8], '; '.join(wrong[:3]) or '%d records, %d windows listed'
        % (len(recs), sum(len(r['window']['window_list']) for r in recs)))
+lay = [r.get('layout') for r in recs]
+direct = sum(r['by_class'].get('direct_map', 0) + r['by_class'].get('page_data', 0) for r in recs)
+result(all(lay) and not sum(l['misses'] for l in lay) and direct > 0, checks[9],
+       '%s; %d direct-map transfers, %d misses'
+       % (lay[0] if lay else 'no records', direct, sum(l['misses'] for l in lay if l)))
 PY
