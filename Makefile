@@ -20,7 +20,7 @@ DEB_PACKAGES := linux-source-6.1 linux-config-6.1 qemu-system-x86 gdb crash busy
 # records the pfscale trace events in the guest (t_trace).
 GUEST_HOST_TOOLS := trace-cmd
 
-GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Idebugfs-tools -Ibench
+GUEST_CFLAGS := -static -O2 -Wall -Wextra -Werror -pthread -Itests/guest -Idebugfs-tools -Ibench -Ilib
 GUEST_TESTS := $(patsubst tests/guest/%.c,$(BUILD)/guest/%,$(wildcard tests/guest/t_*.c))
 GUEST_TOOLS := $(BUILD)/guest/pfstat $(BUILD)/guest/pfrss $(BUILD)/guest/pfcost
 # h_*.c: guest helpers that host-side tests (gdb, crash) drive; not run by guest/run/tests.
@@ -75,11 +75,11 @@ $(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h debugfs
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: debugfs-tools/%.c debugfs-tools/pfscale_trace.h | deps
+$(BUILD)/guest/%: debugfs-tools/%.c debugfs-tools/pfscale_trace.h lib/json_writer.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
-$(BUILD)/guest/%: bench/%.c bench/pfcost.h bench/jsonl.h | deps
+$(BUILD)/guest/%: bench/%.c bench/pfcost.h lib/json_writer.h | deps
 	@mkdir -p $(dir $@)
 	gcc $(GUEST_CFLAGS) -o $@ $<
 
@@ -88,28 +88,28 @@ $(BUILD)/guest/%: bench/%.c bench/pfcost.h bench/jsonl.h | deps
 # crash/vmcore.sh build it with this rule.
 # -fvisibility=hidden: the files share symbols that crash's must not bind to.
 CRASH_CFLAGS := -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC -nostartfiles \
-	-fvisibility=hidden -D_GNU_SOURCE -DX86_64 -I/usr/include/crash
+	-fvisibility=hidden -D_GNU_SOURCE -DX86_64 -I/usr/include/crash -Ilib
 CRASH_SRCS := crash/pfscale.c crash/layout.c crash/tasks.c crash/maple.c crash/decode.c \
-	crash/json.c crash/cmd_counters.c crash/cmd_rss.c crash/cmd_pte.c crash/cmd_vma.c
-$(BUILD)/pfscale.so: $(CRASH_SRCS) crash/pfscale.h crash/decode.h crash/json.h scripts/layout.def
+	crash/cmd_counters.c crash/cmd_rss.c crash/cmd_pte.c crash/cmd_vma.c
+$(BUILD)/pfscale.so: $(CRASH_SRCS) crash/pfscale.h crash/decode.h lib/json_writer.h scripts/layout.def
 	@mkdir -p $(dir $@)
 	gcc $(CRASH_CFLAGS) -o $@ $(CRASH_SRCS)
 
 # The extension's decode core and JSON writer as a host program, for the
 # golden vectors (tests/host/vectors.sh): no crash headers.
-$(BUILD)/decode-vectors: tests/host/decode_vectors.c crash/decode.c crash/decode.h crash/json.c \
-		crash/json.h
+$(BUILD)/decode-vectors: tests/host/decode_vectors.c crash/decode.c crash/decode.h \
+		lib/json_writer.h
 	@mkdir -p $(dir $@)
-	gcc -Wall -Wextra -Werror -O1 -o $@ tests/host/decode_vectors.c crash/decode.c crash/json.c
+	gcc -Wall -Wextra -Werror -O1 -Ilib -o $@ tests/host/decode_vectors.c crash/decode.c
 
 # The QEMU TCG plugin that counts instructions and cache-line transfers
 # between guest markers (qemu/boot.sh -P), built with the host compiler
 # against the API declarations in qemu/plugin/ (Debian ships no header).
 PLUGIN := $(BUILD)/pfcost.so
 plugin: $(PLUGIN)
-$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h bench/jsonl.h | deps
+$(PLUGIN): qemu/plugin/pfcost.c qemu/plugin/qemu-plugin-api.h bench/pfcost.h lib/json_writer.h | deps
 	@mkdir -p $(dir $@)
-	gcc -O2 -g -Wall -Wextra -Werror -Ibench -shared -fPIC -fvisibility=hidden -o $@ $<
+	gcc -O2 -g -Wall -Wextra -Werror -Ibench -Ilib -shared -fPIC -fvisibility=hidden -o $@ $<
 
 # The host's TSC rate, for the perf guest's tsc_early_khz= (bench/run.sh).
 HOST_TSC_KHZ := $(BUILD)/host-tsc-khz

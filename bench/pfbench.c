@@ -4,7 +4,7 @@
  * inside the guest. For each benchmark, thread count and configuration
  * (atomic fault path off/on x pfscale counters off/on, switched through
  * debugfs in this same boot) it runs for SECS seconds (or PASSES passes)
- * and writes its records, one JSON object a line on stdout (bench/jsonl.h;
+ * and writes its records, one JSON object a line on stdout (lib/json_writer.h;
  * bench/records.py is their one reader, docs/bench.md their schema):
  *
  *   {"schema":"pfbench","version":1,"record":"header",...}   once, first
@@ -68,7 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jsonl.h"
+#include "json_writer.h"
 #include "pfcost.h"
 
 #define PAGE 4096UL
@@ -608,25 +608,26 @@ static int reps_used(int b, int t, int nrep)
 }
 
 /* A record's first members: its schema and version, and which record it is. */
-static void record_begin(struct jsonl *j, const char *record)
+static void record_begin(struct jw *j, const char *record)
 {
-	jsonl_begin(j, stdout);
-	jsonl_str(j, "schema", RECORD_SCHEMA);
-	jsonl_int(j, "version", RECORD_VERSION);
-	jsonl_str(j, "record", record);
+	jw_init(j, stdout, JW_COMPACT);
+	jw_start_object(j);
+	jw_string_field(j, "schema", RECORD_SCHEMA);
+	jw_int_field(j, "version", RECORD_VERSION);
+	jw_string_field(j, "record", record);
 }
 
 /*
  * A run record's or a verdict record's members after record_begin(): which
  * run (without a counters switch: counters 1, they are always on).
  */
-static void record_run_key(struct jsonl *j, int b, int nthr, int a, int c, int rep)
+static void record_run_key(struct jw *j, int b, int nthr, int a, int c, int rep)
 {
-	jsonl_str(j, "bench", benchmarks[b].name);
-	jsonl_int(j, "threads", nthr);
-	jsonl_int(j, "atomic", a);
-	jsonl_int(j, "counters", have_counters ? c : 1);
-	jsonl_int(j, "rep", rep);
+	jw_string_field(j, "bench", benchmarks[b].name);
+	jw_int_field(j, "threads", nthr);
+	jw_int_field(j, "atomic", a);
+	jw_int_field(j, "counters", have_counters ? c : 1);
+	jw_int_field(j, "rep", rep);
 }
 
 /* One repetition of benchmark @b at thread count @t: each configuration once, back to back. */
@@ -637,7 +638,7 @@ static void round_of(int b, int t, int nthr, int rep)
 	for (a = 0; a <= have_atomic; a++)
 		for (c = 0; c <= have_counters; c++) {
 			struct outcome *o = outcome(b, t, rep, config_of(a, c));
-			struct jsonl j;
+			struct jw j;
 			double elapsed;
 			long f;
 
@@ -649,11 +650,11 @@ static void round_of(int b, int t, int nthr, int rep)
 			f = run(&benchmarks[b], nthr, &elapsed, o);
 			record_begin(&j, "run");
 			record_run_key(&j, b, nthr, a, c, rep);
-			jsonl_int(&j, "faults", f);
-			jsonl_fixed(&j, "secs", elapsed, 4);
-			jsonl_int(&j, "interval", intervals);
-			jsonl_fixed(&j, "balance", o->balance, 3);
-			jsonl_end(&j);
+			jw_int_field(&j, "faults", f);
+			jw_fixed_field(&j, "secs", elapsed, 4);
+			jw_int_field(&j, "interval", intervals);
+			jw_fixed_field(&j, "balance", o->balance, 3);
+			jw_end_object(&j);
 		}
 }
 
@@ -661,7 +662,7 @@ static void round_of(int b, int t, int nthr, int rep)
 static void print_verdicts(int b, int t, int nthr, int nrep)
 {
 	int r, a, c, config;
-	struct jsonl j;
+	struct jw j;
 
 	for (r = 0; r < nrep; r++)
 		for (a = 0; a <= have_atomic; a++)
@@ -669,10 +670,10 @@ static void print_verdicts(int b, int t, int nthr, int nrep)
 				config = config_of(a, c);
 				record_begin(&j, "verdict");
 				record_run_key(&j, b, nthr, a, c, r);
-				jsonl_fixed(&j, "rate", outcome(b, t, r, config)->rate, 0);
-				jsonl_fixed(&j, "speed", speed(b, t, r, config, nrep), 3);
-				jsonl_bool(&j, "used", used(b, t, r, config, nrep));
-				jsonl_end(&j);
+				jw_fixed_field(&j, "rate", outcome(b, t, r, config)->rate, 0);
+				jw_fixed_field(&j, "speed", speed(b, t, r, config, nrep), 3);
+				jw_bool_field(&j, "used", used(b, t, r, config, nrep));
+				jw_end_object(&j);
 			}
 	printf("# pfbench: %s at %d threads: %d of %d repetitions used in every configuration\n",
 	       benchmarks[b].name, nthr, reps_used(b, t, nrep), nrep);
@@ -681,7 +682,7 @@ static void print_verdicts(int b, int t, int nthr, int nrep)
 /* The header record, how the runs are made and judged; and a line for people. */
 static void print_header(int reps)
 {
-	struct jsonl j;
+	struct jw j;
 
 	if (passes)
 		printf("# pfbench: %ld CPUs, %d passes per run, ", cpus, passes);
@@ -691,21 +692,21 @@ static void print_header(int reps)
 	       reps, unpinned ? "unpinned" : "pinned", have_atomic ? "yes" : "no",
 	       have_counters ? "yes" : "no", min_balance, FULL_SPEED);
 	record_begin(&j, "header");
-	jsonl_int(&j, "cpus", cpus);
+	jw_int_field(&j, "cpus", cpus);
 	if (passes) {
-		jsonl_int(&j, "passes", passes);
-		jsonl_null(&j, "secs");
+		jw_int_field(&j, "passes", passes);
+		jw_null_field(&j, "secs");
 	} else {
-		jsonl_null(&j, "passes");
-		jsonl_fixed(&j, "secs", secs, 3);
+		jw_null_field(&j, "passes");
+		jw_fixed_field(&j, "secs", secs, 3);
 	}
-	jsonl_int(&j, "reps", reps);
-	jsonl_bool(&j, "pinned", !unpinned);
-	jsonl_bool(&j, "atomic_switch", have_atomic);
-	jsonl_bool(&j, "counters_switch", have_counters);
-	jsonl_fixed(&j, "min_balance", min_balance, 3);
-	jsonl_fixed(&j, "full_speed", FULL_SPEED, 3);
-	jsonl_end(&j);
+	jw_int_field(&j, "reps", reps);
+	jw_bool_field(&j, "pinned", !unpinned);
+	jw_bool_field(&j, "atomic_switch", have_atomic);
+	jw_bool_field(&j, "counters_switch", have_counters);
+	jw_fixed_field(&j, "min_balance", min_balance, 3);
+	jw_fixed_field(&j, "full_speed", FULL_SPEED, 3);
+	jw_end_object(&j);
 }
 
 static int threads[16], nthreads, reps = 3;

@@ -110,7 +110,7 @@ static void pfs_counters_json(struct pfs_counters *c)
 	long i;
 	int cpu;
 
-	jw_init(&w, fp);
+	jw_init(&w, fp, JW_SPACED);
 	jw_start_object(&w);
 	jw_name(&w, "counters");
 	jw_start_object(&w);
@@ -201,7 +201,7 @@ void cmd_pfps(void)
 		pfs_for_each_task(pfps_one, NULL);
 		return;
 	}
-	jw_init(&w, fp);
+	jw_init(&w, fp, JW_SPACED);
 	jw_start_object(&w);
 	jw_name(&w, "tasks");
 	jw_start_array(&w);

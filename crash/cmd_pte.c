@@ -139,7 +139,7 @@ void cmd_pfpte(void)
 	memset(&runs, 0, sizeof(runs));
 	runs.emit = pfs_run_print;
 	if (json) {
-		jw_init(&w, fp);
+		jw_init(&w, fp, JW_SPACED);
 		runs.ctx = &w;
 		jw_start_object(&w);
 		jw_int_field(&w, "pid", t.pid);

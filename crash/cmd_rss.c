@@ -166,7 +166,7 @@ void cmd_pfrss(void)
 		FREEBUF(r.threads);
 		return;
 	}
-	jw_init(&w, fp);
+	jw_init(&w, fp, JW_SPACED);
 	jw_start_object(&w);
 	jw_int_field(&w, "pid", t.pid);
 	jw_int_field(&w, "tgid", t.tgid);

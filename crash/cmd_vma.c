@@ -343,7 +343,7 @@ void cmd_pfvma(void)
 	/* a counting pass first: the header line has the counts */
 	pfs_maple_walk(&mw, root);
 	if (json) {
-		jw_init(&w, fp);
+		jw_init(&w, fp, JW_SPACED);
 		jw_start_object(&w);
 		pfs_mm_json(&w, &t, ma_flags, &mw, mw.bad + vw.bad);
 		jw_name(&w, "vmas");

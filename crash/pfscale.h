@@ -2,14 +2,14 @@
 /*
  * What the files of the crash extension share (pfscale.c lists them):
  * the layout table (layout.c), tasks (tasks.c), the maple walk (maple.c),
- * the pure decode core (decode.h) and the JSON writer (json.h).
+ * the pure decode core (decode.h) and the JSON writer (lib/json_writer.h).
  */
 #ifndef PFSCALE_H
 #define PFSCALE_H
 
 #include "defs.h"
 #include "decode.h"
-#include "json.h"
+#include "json_writer.h"
 
 #define PFS_MAX_TASKS	100000	/* a corrupt list must not loop forever */
 #define PFS_MAX_VMAS	1000000

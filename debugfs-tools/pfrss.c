@@ -17,6 +17,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "json_writer.h"
+
 #define DEBUGFS "/sys/kernel/debug"
 #define RSS DEBUGFS "/pfscale/rss"
 #define DEBUGFS_MAGIC 0x64626720
@@ -34,6 +36,7 @@ int main(int argc, char **argv)
 	int json = 0, first = 1, fd, n, k;
 	const char *pid = NULL;
 	struct statfs fs;
+	struct jw w;
 	FILE *f;
 
 	for (k = 1; k < argc; k++) {
@@ -74,8 +77,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pfrss: %s: %s\n", RSS, strerror(errno));
 		return 1;
 	}
-	if (json)
-		printf("{\"threads\": [");
+	if (json) {
+		jw_init(&w, stdout, JW_SPACED);
+		jw_start_object(&w);
+		jw_name(&w, "threads");
+		jw_start_array(&w);
+	}
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, "thread ", 7)) {
@@ -85,8 +92,14 @@ int main(int argc, char **argv)
 				   &tid, &ev, &file, &anon, &swap, &shmem) != 6)
 				continue;
 			if (json) {
-				printf("%s{\"tid\": %d, \"events\": %d, \"file\": %d, \"anon\": %d, \"swap\": %d, \"shmem\": %d}",
-				       first ? "" : ", ", tid, ev, file, anon, swap, shmem);
+				jw_start_object(&w);
+				jw_int_field(&w, "tid", tid);
+				jw_int_field(&w, "events", ev);
+				jw_int_field(&w, "file", file);
+				jw_int_field(&w, "anon", anon);
+				jw_int_field(&w, "swap", swap);
+				jw_int_field(&w, "shmem", shmem);
+				jw_end_object(&w);
 			} else {
 				if (first)
 					printf("%8s %7s %7s %7s %7s %7s\n", "tid", "events",
@@ -107,9 +120,13 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	if (json) {
-		printf("], \"rss_mm\": %ld, \"rss_split\": %ld, \"rss_scan\": %ld, "
-		       "\"split_minus_mm\": %ld, \"scan_minus_split\": %ld}\n",
-		       rss_mm, rss_split, rss_scan, rss_split - rss_mm, rss_scan - rss_split);
+		jw_end_array(&w);
+		jw_int_field(&w, "rss_mm", rss_mm);
+		jw_int_field(&w, "rss_split", rss_split);
+		jw_int_field(&w, "rss_scan", rss_scan);
+		jw_int_field(&w, "split_minus_mm", rss_split - rss_mm);
+		jw_int_field(&w, "scan_minus_split", rss_scan - rss_split);
+		jw_end_object(&w);
 		return 0;
 	}
 	printf("(a) rss_mm    %8ld  mm counters, as /proc reports\n", rss_mm);

@@ -25,6 +25,7 @@
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
+#include "json_writer.h"
 #include "pfscale_trace.h"
 
 #define DEBUGFS "/sys/kernel/debug"
@@ -131,23 +132,31 @@ static void print_sample(const struct sample *s, const struct sample *prev, int 
 			 const char *kind)
 {
 	double dt = prev ? s->t - prev->t : 0;
-	int i, first = 1;
+	struct jw w;
+	int i;
 
 	if (json) {
-		printf("{\"interval\": %.3f, \"counters\": {", dt);
+		jw_init(&w, stdout, JW_SPACED);
+		jw_start_object(&w);
+		jw_fixed_field(&w, "interval", dt, 3);
+		jw_name(&w, "counters");
+		jw_start_object(&w);
 		for (i = 0; i < s->n; i++) {
 			if (!shown(s, i, kind))
 				continue;
-			printf("%s\"%s\": {\"kind\": \"%s\", \"value\": %llu", first ? "" : ", ",
-			       s->name[i], s->kind[i], s->value[i]);
-			first = 0;
-			if (prev)
-				printf(", \"delta\": %llu, \"rate\": %.1f",
-				       s->value[i] - prev->value[i],
-				       dt > 0 ? (s->value[i] - prev->value[i]) / dt : 0.0);
-			printf("}");
+			jw_name(&w, s->name[i]);
+			jw_start_object(&w);
+			jw_string_field(&w, "kind", s->kind[i]);
+			jw_uint_field(&w, "value", s->value[i]);
+			if (prev) {
+				jw_uint_field(&w, "delta", s->value[i] - prev->value[i]);
+				jw_fixed_field(&w, "rate", dt > 0 ? (s->value[i] - prev->value[i]) / dt : 0.0,
+					       1);
+			}
+			jw_end_object(&w);
 		}
-		printf("}}\n");
+		jw_end_object(&w);
+		jw_end_object(&w);
 		return;
 	}
 	printf("%-26s %-6s %14s", "counter", "kind", "value");
@@ -188,13 +197,27 @@ static int trace_set(const char *path, const char *val)
 
 static void print_event(const struct pfscale_trace_event *e, int json)
 {
-	if (json)
-		printf("{\"time\": %.6f, \"cpu\": %d, \"task\": \"%s\", \"pid\": %d, \"event\": \"%s\", \"counter\": \"%s\", \"mm_id\": %u, \"address\": \"0x%lx\", \"level\": \"%s\", \"expected\": \"0x%llx\", \"found\": \"0x%llx\"}\n",
-		       e->time, e->cpu, e->task, e->pid, e->event, e->counter, e->mm_id, e->address,
-		       e->level, e->expected, e->found);
-	else
-		printf("%14.6f %3d %-16s %7d %-24s %16lx %-5s %18llx %18llx\n", e->time, e->cpu,
-		       e->task, e->pid, e->counter, e->address, e->level, e->expected, e->found);
+	struct jw w;
+
+	if (json) {
+		jw_init(&w, stdout, JW_SPACED);
+		jw_start_object(&w);
+		jw_fixed_field(&w, "time", e->time, 6);
+		jw_int_field(&w, "cpu", e->cpu);
+		jw_string_field(&w, "task", e->task);
+		jw_int_field(&w, "pid", e->pid);
+		jw_string_field(&w, "event", e->event);
+		jw_string_field(&w, "counter", e->counter);
+		jw_uint_field(&w, "mm_id", e->mm_id);
+		jw_hex_field(&w, "address", e->address);
+		jw_string_field(&w, "level", e->level);
+		jw_hex_field(&w, "expected", e->expected);
+		jw_hex_field(&w, "found", e->found);
+		jw_end_object(&w);
+		return;
+	}
+	printf("%14.6f %3d %-16s %7d %-24s %16lx %-5s %18llx %18llx\n", e->time, e->cpu,
+	       e->task, e->pid, e->counter, e->address, e->level, e->expected, e->found);
 	fflush(stdout);
 }
 

@@ -28,7 +28,7 @@ changed() {
 	[ "$(cat "$out/.$name.sum" 2>/dev/null)" != "$sum" ]
 }
 stock_art=
-if changed debuggers gdb-scripts crash tests/host/gdb.sh tests/host/gdb_*.py \
+if changed debuggers gdb-scripts crash lib tests/host/gdb.sh tests/host/gdb_*.py \
 	tests/host/crash.sh tests/host/harness-oops.gdb patches scripts/layout.def scripts/layout.c \
 	scripts/layout.sh; then
 	note "check: the debugger tests' files changed since the last make check that passed: running gdb and crash too"
@@ -36,7 +36,7 @@ if changed debuggers gdb-scripts crash tests/host/gdb.sh tests/host/gdb_*.py \
 	make -s kernel-test+unpatched >/dev/null || die "could not build the unpatched kernel"
 	stock_art=$(cat build/kernel-test+unpatched.path)
 fi
-if changed vmcore crash guest/run/vmcore tests/guest/h_race_loop.c tests/host/vmcore.sh; then
+if changed vmcore crash lib guest/run/vmcore tests/guest/h_race_loop.c tests/host/vmcore.sh; then
 	note "check: make vmcore's files changed since the last make check that passed: its test too"
 	hosts="$hosts vmcore"
 fi

@@ -76,7 +76,7 @@
 #include <time.h>
 
 #include "qemu-plugin-api.h"
-#include "jsonl.h"
+#include "json_writer.h"
 #include "pfcost.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -216,7 +216,7 @@ static double window_secs;
 static double window_start;
 static int list_windows;		/* windows=on */
 static FILE *window_list;		/* this interval's, in memory */
-static struct jsonl window_json;	/* its writer */
+static struct jw window_json;	/* its writer */
 static char *window_list_buf;
 static size_t window_list_len;
 static uint64_t window_class_base[NR_CLASSES];
@@ -652,7 +652,7 @@ static void start_interval(void)
 			fprintf(stderr, "pfcost: out of memory: windows=on dropped\n");
 			list_windows = 0;
 		} else {
-			jsonl_init(&window_json, window_list);
+			jw_init(&window_json, window_list, JW_COMPACT | JW_MEMBERS);
 		}
 	}
 	window_open = 0;
@@ -699,19 +699,20 @@ static size_t rank_codes(size_t offset, struct ranked **r)
 }
 
 /* The top_n of rank_codes() as a JSON list @key of @j. */
-static void put_top(struct jsonl *j, const char *key, size_t offset, int data)
+static void put_top(struct jw *j, const char *key, size_t offset, int data)
 {
 	struct ranked *r;
 	size_t k, n = rank_codes(offset, &r);
 
-	jsonl_open(j, key, '[');
+	jw_name(j, key);
+	jw_start_array(j);
 	for (k = 0; k < n && k < (size_t)top_n; k++) {
-		jsonl_open(j, NULL, '{');
-		jsonl_str(j, data ? "sym" : "func", code_name(r[k].idx));
-		jsonl_u64(j, "n", r[k].n);
-		jsonl_close(j, '}');
+		jw_start_object(j);
+		jw_string_field(j, data ? "sym" : "func", code_name(r[k].idx));
+		jw_uint_field(j, "n", r[k].n);
+		jw_end_object(j);
 	}
-	jsonl_close(j, ']');
+	jw_end_array(j);
 	free(r);
 }
 
@@ -740,7 +741,7 @@ static int hot_cmp(const void *a, const void *b)
 		(x->line > y->line) - (x->line < y->line);
 }
 
-static void put_hot_lines(struct jsonl *js)
+static void put_hot_lines(struct jw *js)
 {
 	struct hot_line *all = calloc((size_t)nr_vcpus * HOT_SLOTS, sizeof(*all));
 	size_t n = 0, i, k;
@@ -763,22 +764,23 @@ static void put_hot_lines(struct jsonl *js)
 				all[k].count += hl->count;
 		}
 	qsort(all, n, sizeof(*all), hot_cmp);
-	jsonl_open(js, "hot_lines", '[');
+	jw_name(js, "hot_lines");
+	jw_start_array(js);
 	for (k = 0; k < n && k < (size_t)top_n; k++) {
 		char what[320];
 		const char *cls;
 
 		describe(&all[k], what, sizeof(what), &cls);
-		jsonl_open(js, NULL, '{');
-		jsonl_hex(js, "pa", all[k].line << LINE_SHIFT);
-		jsonl_hex(js, "va", all[k].vaddr);
-		jsonl_str(js, "class", cls);
-		jsonl_str(js, "what", what);
-		jsonl_str(js, "first_func", code_name(all[k].code));
-		jsonl_u64(js, "n", all[k].count);
-		jsonl_close(js, '}');
+		jw_start_object(js);
+		jw_hex_field(js, "pa", all[k].line << LINE_SHIFT);
+		jw_hex_field(js, "va", all[k].vaddr);
+		jw_string_field(js, "class", cls);
+		jw_string_field(js, "what", what);
+		jw_string_field(js, "first_func", code_name(all[k].code));
+		jw_uint_field(js, "n", all[k].count);
+		jw_end_object(js);
 	}
-	jsonl_close(js, ']');
+	jw_end_array(js);
 	free(all);
 }
 
@@ -801,29 +803,31 @@ static uint64_t class_xfer_now(int k)
 }
 
 /* A "by_class" object of @cls[NR_CLASSES] in @j. */
-static void put_classes(struct jsonl *j, const uint64_t *cls)
+static void put_classes(struct jw *j, const uint64_t *cls)
 {
 	int k;
 
-	jsonl_open(j, "by_class", '{');
+	jw_name(j, "by_class");
+	jw_start_object(j);
 	for (k = 0; k < NR_CLASSES; k++)
-		jsonl_u64(j, class_name[k], cls[k]);
-	jsonl_close(j, '}');
+		jw_uint_field(j, class_name[k], cls[k]);
+	jw_end_object(j);
 }
 
 /* A window's "per_vcpu" array of @c[vCPU][NR_WIN] in @j. */
-static void put_window_vcpus(struct jsonl *j, uint64_t (*c)[NR_WIN])
+static void put_window_vcpus(struct jw *j, uint64_t (*c)[NR_WIN])
 {
 	int i, k;
 
-	jsonl_open(j, "per_vcpu", '[');
+	jw_name(j, "per_vcpu");
+	jw_start_array(j);
 	for (i = 0; i < nr_vcpus; i++) {
-		jsonl_open(j, NULL, '{');
+		jw_start_object(j);
 		for (k = 0; k < NR_WIN; k++)
-			jsonl_u64(j, win_name[k], c[i][k]);
-		jsonl_close(j, '}');
+			jw_uint_field(j, win_name[k], c[i][k]);
+		jw_end_object(j);
 	}
-	jsonl_close(j, ']');
+	jw_end_array(j);
 }
 
 /* print=on: the interval in a few lines, per page fault when there were any. */
@@ -902,12 +906,12 @@ static void list_window(double secs, uint64_t (*c)[NR_WIN])
 	for (i = 0; i < nr_vcpus; i++)
 		for (k = 0; k < NR_WIN; k++)
 			own[i][k] = c[i][k] - vcpus[i].win_base[k];
-	jsonl_open(&window_json, NULL, '{');
-	jsonl_fixed(&window_json, "host_secs", secs, 6);
-	jsonl_u64(&window_json, "transfers", total);
+	jw_start_object(&window_json);
+	jw_fixed_field(&window_json, "host_secs", secs, 6);
+	jw_uint_field(&window_json, "transfers", total);
 	put_classes(&window_json, cls);
 	put_window_vcpus(&window_json, own);
-	jsonl_close(&window_json, '}');
+	jw_end_object(&window_json);
 }
 
 /* A second opening restarts the window; a close without an opening is ignored. */
@@ -945,25 +949,30 @@ static void window_mark(int open)
 }
 
 /* The closed windows' sums, overall and per vCPU; a window left open is dropped. */
-static void put_window(struct jsonl *j)
+static void put_window(struct jw *j)
 {
 	uint64_t sums[MAX_VCPUS][NR_WIN];
 	int i, k;
 
-	jsonl_open(j, "window", '{');
-	jsonl_u64(j, "windows", windows);
-	jsonl_fixed(j, "host_secs", window_secs, 6);
+	jw_name(j, "window");
+	jw_start_object(j);
+	jw_uint_field(j, "windows", windows);
+	jw_fixed_field(j, "host_secs", window_secs, 6);
 	for (k = 0; k < NR_WIN; k++)
-		jsonl_u64(j, win_name[k],
-			  sum_at(offsetof(struct vcpu, win_sum) + k * sizeof(uint64_t)));
+		jw_uint_field(j, win_name[k],
+			      sum_at(offsetof(struct vcpu, win_sum) + k * sizeof(uint64_t)));
 	for (i = 0; i < nr_vcpus; i++)
 		memcpy(sums[i], vcpus[i].win_sum, sizeof(sums[i]));
 	put_window_vcpus(j, sums);
 	if (list_windows) {
 		fflush(window_list);
-		jsonl_array_of(j, "window_list", window_list_buf, window_list_len);
+		jw_name(j, "window_list");
+		jw_start_array(j);
+		if (window_list_len)
+			jw_raw(j, window_list_buf, window_list_len);
+		jw_end_array(j);
 	}
-	jsonl_close(j, '}');
+	jw_end_object(j);
 }
 
 /* A record's sums over vCPUs: its key, and the struct vcpu field's offset. */
@@ -988,38 +997,40 @@ static const struct sum_member transfer_sums[] = {
 };
 
 /* The sums of @m (up to its NULL key) as members of @j. */
-static void put_members(struct jsonl *j, const struct sum_member *m)
+static void put_members(struct jw *j, const struct sum_member *m)
 {
 	for (; m->key; m++)
-		jsonl_u64(j, m->key, sum_at(m->offset));
+		jw_uint_field(j, m->key, sum_at(m->offset));
 }
 
 /* An object @key of @j with the sums of @m. */
-static void put_sums(struct jsonl *j, const char *key, const struct sum_member *m)
+static void put_sums(struct jw *j, const char *key, const struct sum_member *m)
 {
-	jsonl_open(j, key, '{');
+	jw_name(j, key);
+	jw_start_object(j);
 	put_members(j, m);
-	jsonl_close(j, '}');
+	jw_end_object(j);
 }
 
 /* The address map the record was counted with, and its misses. */
-static void put_layout(struct jsonl *j)
+static void put_layout(struct jw *j)
 {
-	jsonl_open(j, "layout", '{');
-	jsonl_int(j, "paging", map.paging);
-	jsonl_hex(j, "page_offset_base", map.page_offset);
-	jsonl_hex(j, "vmalloc_base", map.vmalloc);
-	jsonl_hex(j, "vmemmap_base", map.vmemmap);
-	jsonl_u64(j, "struct_page", map.struct_page);
-	jsonl_u64(j, "misses", SUM(layout_misses));
-	jsonl_close(j, '}');
+	jw_name(j, "layout");
+	jw_start_object(j);
+	jw_int_field(j, "paging", map.paging);
+	jw_hex_field(j, "page_offset_base", map.page_offset);
+	jw_hex_field(j, "vmalloc_base", map.vmalloc);
+	jw_hex_field(j, "vmemmap_base", map.vmemmap);
+	jw_uint_field(j, "struct_page", map.struct_page);
+	jw_uint_field(j, "misses", SUM(layout_misses));
+	jw_end_object(j);
 }
 
 static void stop_interval(void)
 {
 	double secs;
 	uint64_t xfer, cls[NR_CLASSES];
-	struct jsonl j;
+	struct jw j;
 	int c;
 
 	__atomic_store_n(&active, 0, __ATOMIC_RELEASE);
@@ -1027,40 +1038,43 @@ static void stop_interval(void)
 	/* a load still waiting on the marker's vCPU is dropped; so are the others' */
 	xfer = SUM(xfer_load) + SUM(xfer_store);
 	/* host_start: CLOCK_MONOTONIC seconds, to line runs up with host-side samples */
-	jsonl_begin(&j, out);
-	jsonl_u64(&j, "seq", seq);
-	jsonl_int(&j, "vcpus", nr_vcpus);
-	jsonl_fixed(&j, "host_start", t_start, 6);
-	jsonl_fixed(&j, "host_secs", secs, 6);
-	jsonl_u64(&j, "page_faults", SUM(faults));
+	jw_init(&j, out, JW_COMPACT);
+	jw_start_object(&j);
+	jw_uint_field(&j, "seq", seq);
+	jw_int_field(&j, "vcpus", nr_vcpus);
+	jw_fixed_field(&j, "host_start", t_start, 6);
+	jw_fixed_field(&j, "host_secs", secs, 6);
+	jw_uint_field(&j, "page_faults", SUM(faults));
 	put_sums(&j, "insns", insn_sums);
 	put_sums(&j, "accesses", access_sums);
-	jsonl_open(&j, "transfers", '{');
-	jsonl_u64(&j, "total", xfer);
+	jw_name(&j, "transfers");
+	jw_start_object(&j);
+	jw_uint_field(&j, "total", xfer);
 	put_members(&j, transfer_sums);
-	jsonl_u64(&j, "cache_kb", (cache_lines << LINE_SHIFT) >> 10);
-	jsonl_close(&j, '}');
+	jw_uint_field(&j, "cache_kb", (cache_lines << LINE_SHIFT) >> 10);
+	jw_end_object(&j);
 	for (c = 0; c < NR_CLASSES; c++)
 		cls[c] = class_xfer_now(c);
 	put_classes(&j, cls);
 	put_layout(&j);
-	jsonl_open(&j, "per_vcpu", '[');
+	jw_name(&j, "per_vcpu");
+	jw_start_array(&j);
 	for (c = 0; c < nr_vcpus; c++) {
 		struct vcpu *v = &vcpus[c];
 
-		jsonl_open(&j, NULL, '{');
-		jsonl_u64(&j, "insns_user", v->insns_user);
-		jsonl_u64(&j, "insns_kernel", v->insns_kernel);
-		jsonl_u64(&j, "transfers", v->xfer_load + v->xfer_store);
-		jsonl_close(&j, '}');
+		jw_start_object(&j);
+		jw_uint_field(&j, "insns_user", v->insns_user);
+		jw_uint_field(&j, "insns_kernel", v->insns_kernel);
+		jw_uint_field(&j, "transfers", v->xfer_load + v->xfer_store);
+		jw_end_object(&j);
 	}
-	jsonl_close(&j, ']');
+	jw_end_array(&j);
 	put_window(&j);
 	put_top(&j, "top_insns", offsetof(struct vcpu, code_insns), 0);
 	put_top(&j, "top_transfers", offsetof(struct vcpu, code_xfer), 0);
 	put_top(&j, "top_data", offsetof(struct vcpu, data_xfer), 1);
 	put_hot_lines(&j);
-	jsonl_end(&j);
+	jw_end_object(&j);
 	if (print_summary)
 		print_interval(xfer, secs);
 }

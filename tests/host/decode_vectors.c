@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "../../crash/decode.h"
-#include "../../crash/json.h"
+#include "json_writer.h"
 
 #define MAX_WORDS 4096
 
@@ -379,8 +379,10 @@ static const char *unquote(const char *s, char *out, size_t len)
 }
 
 /*
- * json TOKEN... -> what crash/json.c writes: { } [ ] open and close,
- * n:NAME a name, s:STR i:INT u:UINT h:HEX b:0|1 z (null) the values.
+ * json STYLE TOKEN... -> what lib/json_writer.h writes in STYLE (spaced,
+ * compact, members: compact members of a list not the writer's own):
+ * { } [ ] open and close, n:NAME a name, s:STR i:INT u:UINT h:HEX b:0|1
+ * z (null) the values.
  */
 static void v_json(void)
 {
@@ -388,8 +390,9 @@ static void v_json(void)
 	char buf[4096];
 	int i;
 
-	jw_init(&w, stdout);
-	for (i = 0; i < nwords; i++) {
+	jw_init(&w, stdout, !nwords || !strcmp(words[0], "spaced") ? JW_SPACED :
+			    !strcmp(words[0], "compact") ? JW_COMPACT : JW_COMPACT | JW_MEMBERS);
+	for (i = 1; i < nwords; i++) {
 		const char *t = words[i], *arg = t[0] && t[1] == ':' ? t + 2 : "";
 
 		switch (t[0]) {
@@ -406,6 +409,8 @@ static void v_json(void)
 		case 'z': jw_null(&w); break;
 		}
 	}
+	if (nwords && !strcmp(words[0], "members"))
+		putchar('\n');		/* members end no line: the test's line ends here */
 }
 
 static const struct {

@@ -224,9 +224,15 @@ def json_tokens(doc):
 
 
 def k_json(v, lay, paging, geo, tables):
-    """crash's -j writer must print what gdb's json.dumps() prints."""
-    return ("json " + " ".join(json_tokens(v["doc"])), json.dumps(v["doc"]),
-            v["want"])
+    """lib/json_writer.h must print what json.dumps() prints: spaced (gdb's
+    --json and crash's -j), compact (the bench records), or compact members
+    of a list (doc's members, no brackets: the plugin's window_list)."""
+    style = v.get("style", "spaced")
+    seps = (", ", ": ") if style == "spaced" else (",", ":")
+    docs = v["doc"] if style == "members" else [v["doc"]]
+    return ("json {} {}".format(style, " ".join(sum(
+        (json_tokens(x) for x in docs), []))),
+        ",".join(json.dumps(x, separators=seps) for x in docs), v["want"])
 
 
 KINDS = (("pte", k_pte), ("swap_kind", k_swap_kind),
