@@ -9,6 +9,10 @@
 #   parity.py --count                      how many results that is
 #   parity.py --fail-all REASON            that many "not ok" results
 #
+# The guest tools (pfrss, pfstat) ran in the guest on the same state and
+# printed their --json as "PARITY tool NAME JSON" lines: they are checked
+# against debugfs's own files, which h_parity printed.
+#
 # A reader's OUTPUT is gdb's (sections "@@mm", "@@rss", "@@range",
 # "@@counters", "@@region NAME", each followed by one JSON line) or
 # crash's (the same JSON lines in that order, without markers: crash's
@@ -46,15 +50,28 @@ def cross(name):
     return add
 
 
+# (name, function(proc, readers) -> None or "disagreement"): the guest tools
+TOOLS = []
+
+
+def tool(name):
+    def add(fn):
+        TOOLS.append((name, fn))
+        return fn
+    return add
+
+
 def count():
-    return len(PER_READER) * len(READERS) + len(CROSS) * len(PAIRS)
+    return (len(PER_READER) * len(READERS) + len(CROSS) * len(PAIRS) +
+            len(TOOLS))
 
 
 # --- /proc's view, from the console ------------------------------------
 
 def read_proc(log):
     p = {"maps": [], "smaps": {}, "regions": [], "pagemap": {},
-         "status": {}, "counters": {}, "rss": {"threads": {}}}
+         "status": {}, "counters": {}, "rss": {"threads": {}},
+         "tools": {"pfrss": [], "pfstat": []}}
     with open(log, errors="replace") as f:
         for raw in f:
             line = raw.rstrip("\r\n")
@@ -78,6 +95,9 @@ def read_proc(log):
             elif tag == "status":
                 k, v = rest.split(":", 1)
                 p["status"][k] = int(v.split()[0])
+            elif tag == "tool":
+                name, _, text = rest.partition(" ")
+                p["tools"].setdefault(name, []).append(text)
             elif tag == "counter":
                 k, v = rest.split()
                 p["counters"][k] = int(v)
@@ -412,6 +432,68 @@ def cross_counters(a, b):
                        b["counters"]["desc"]))
 
 
+# --- the guest tools against debugfs ----------------------------------------
+
+def tool_json(p, name, lines):
+    """The tool's --json lines, parsed; a string says what is wrong."""
+    out = p["tools"][name]
+    if len(out) != lines:
+        return "{}: {} lines, want {}: {!r}".format(name, len(out), lines,
+                                                    out[:2])
+    try:
+        return [json.loads(text) for text in out]
+    except ValueError as e:
+        return "{}: not JSON ({}): {!r}".format(name, e, out[0])
+
+
+@tool("pfrss PID --json equals debugfs's rss view (threads, rss_mm, "
+      "rss_split, rss_scan, the drifts)")
+def tool_pfrss(p, readers):
+    got = tool_json(p, "pfrss", 1)
+    if isinstance(got, str):
+        return got
+    got, want = got[0], p["rss"]
+    threads = dict((t["tid"], {"events": t["events"],
+                               "filepages": t["file"],
+                               "anonpages": t["anon"],
+                               "swapents": t["swap"],
+                               "shmempages": t["shmem"]})
+                   for t in got["threads"])
+    bad = diff_values("field threads", want["threads"], threads)
+    for k in ("rss_mm", "rss_split", "rss_scan"):
+        bad = bad or diff_values("field " + k, want.get(k), got[k])
+    return (bad or
+            diff_values("field split_minus_mm", got["rss_split"] -
+                        got["rss_mm"], got["split_minus_mm"]) or
+            diff_values("field scan_minus_split", got["rss_scan"] -
+                        got["rss_split"], got["scan_minus_split"]))
+
+
+@tool("pfstat -i 0.2 -n 2 --json: every debugfs counter with the kind of "
+      "the kernel's table (gdb-live's), values not below h_parity's read, "
+      "delta the difference of the two samples")
+def tool_pfstat(p, readers):
+    got = tool_json(p, "pfstat", 2)
+    if isinstance(got, str):
+        return got
+    first, second = got[0]["counters"], got[1]["counters"]
+    bad = diff_values("field counters (names)", sorted(p["counters"]),
+                      sorted(first))
+    desc = readers.get("gdb-live", {}).get("counters", {}).get("desc")
+    if not desc:
+        return bad or "no kinds from gdb-live's pf-counters --json"
+    for name in sorted(first):
+        a, b = first[name], second[name]
+        bad = (bad or diff_values("counter {} kind".format(name),
+                                  desc.get(name, {}).get("kind"), a["kind"]) or
+               (a["value"] < p["counters"][name] and
+                "counter {}: {} below h_parity's {}".format(
+                    name, a["value"], p["counters"][name])) or
+               diff_values("counter {} delta".format(name),
+                           b["value"] - a["value"], b["delta"]))
+    return bad or None
+
+
 def main(argv):
     if argv[1:2] == ["--count"]:
         print(count())
@@ -425,6 +507,9 @@ def main(argv):
             for x, y in PAIRS:
                 print("not ok - parity: {} = {}: {} ({})".format(
                     x, y, name, argv[2]))
+        for name, _ in TOOLS:
+            print("not ok - parity: guest tools: {} ({})".format(name,
+                                                                 argv[2]))
         return 0
     proc = read_proc(argv[1])
     readers = {}
@@ -450,6 +535,14 @@ def main(argv):
             print("{} - parity: {} = {}: {}{}".format(
                 "not ok" if bad else "ok", x, y, name,
                 " ({})".format(bad) if bad else ""))
+    for name, fn in TOOLS:
+        try:
+            bad = fn(proc, readers)
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            bad = "malformed output: {}: {}".format(type(e).__name__, e)
+        print("{} - parity: guest tools: {}{}".format(
+            "not ok" if bad else "ok", name,
+            " ({})".format(bad) if bad else ""))
     return 0
 
 
