@@ -14,7 +14,9 @@
  * so their deltas stay in task->rss_stat) and park.
  *
  * Then, without faulting again (every buffer is touched beforehand), it
- * reads /proc/self/{maps,smaps,status,pagemap}, the pfscale counters and
+ * stops the pfscale counters (debugfs enable 0: guest/run/parity runs the
+ * guest tools on this state next, and their faults must not count), reads
+ * /proc/self/{maps,smaps,status,pagemap}, the pfscale counters and
  * its debugfs rss view, prints them as "PARITY ..." lines, prints
  * "PARITY READY pid=N" and parks: the host stops the guest and reads it.
  *
@@ -314,6 +316,13 @@ int main(void)
 	memset(obuf, 0, sizeof(obuf));
 	if (write_file("/sys/kernel/debug/pfscale/rss", pid))
 		snprintf(rbuf, sizeof(rbuf), "error writing rss\n");
+	/*
+	 * Counting stops before the snapshot: the guest tools read this state
+	 * after it (guest/run/parity), and their own faults must not move the
+	 * counters every reader is held to.
+	 */
+	if (write_file("/sys/kernel/debug/pfscale/enable", "0"))
+		out("PARITY error enable: cannot stop the pfscale counters\n");
 
 	/* The snapshot: nothing of this process changes after these reads. */
 	slurp("/proc/self/maps", mbuf, sizeof(mbuf));
