@@ -186,6 +186,16 @@ def check_counts(p, r):
                         mm["mm_users"]))
 
 
+@per_reader("the maple tree walk found no inconsistency (a parked "
+            "process's tree is whole)")
+def check_inconsistencies(p, r):
+    bad = need(r, "mm")
+    if bad:
+        return bad
+    return diff_values("field inconsistencies", 0,
+                       r["mm"].get("inconsistencies"))
+
+
 @per_reader("mm rss counters equal /proc/PID/status (RssFile, RssAnon, "
             "RssShmem, VmSwap, VmRSS)")
 def check_status(p, r):
@@ -329,9 +339,10 @@ def check_counters(p, r):
 # --- the readers against each other --------------------------------------
 
 VMA_KEYS = ("vma", "start", "end", "perms", "flags", "pgoff", "kind",
-            "anon_vma", "name")
+            "anon_vma", "name", "tree_range_differs")
 MM_KEYS = ("pid", "tgid", "comm", "mm", "pgd", "mm_users", "mm_count",
-           "map_count", "pgtables_bytes", "vm_flags_source")
+           "map_count", "pgtables_bytes", "vm_flags_source", "maple_height",
+           "maple_nodes", "inconsistencies")
 
 
 def first_diff(where, a, b):
