@@ -41,7 +41,8 @@ def root_node(pid):
     root = int(mm["mm_mt"]["ma_root"]) & (2**64 - 1)
     lay = layout.defines()
     if not (root & 3 == 2 and root > lay["MAPLE_RESERVED_RANGE"]):
-        raise util.PfError("root 0x{:x} of pid {} is no node".format(root, pid))
+        raise util.PfError("root 0x{:x} of pid {} is no node".format(
+            root, pid))
     return root
 
 
