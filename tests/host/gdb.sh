@@ -3,7 +3,8 @@
 # the guest with a gdbstub, let tests/guest/h_gdb_map map a known region and
 # a 2 MiB THP region and tests/guest/h_gdb_mm print its /proc/self/maps and
 # RSS, attach gdb and check pf-walk (4K and huge pmd, the paging levels),
-# pf-range, pf-counters, pf-rss and pf-mm against what the guest saw; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
+# pf-range, pf-counters, pf-rss and pf-mm against what the guest saw, and
+# pf-mm on a maple tree made wrong in guest memory and restored; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
 # racing, and check that pf-race-watch reports real losses in its region;
 # then check `make gdb` non-interactively, the loader's one-line errors and
 # the special swap types against .config (no guest).
