@@ -165,7 +165,7 @@ static void pfs_vma_entry(ulong vma, ulong first, ulong last, void *ctx)
 	struct pfs_vma v;
 	int odd;
 
-	/* an internal entry is no pointer (gdb's pf-mm skips them too) */
+	/* an internal entry is no pointer: said, not counted (gdb's pf-mm likewise) */
 	if (pfd_xa_is_internal(vma)) {
 		if (w->say)
 			error(INFO, "%lx-%lx: internal maple entry %lx%s\n", first, last + 1, vma,
