@@ -49,6 +49,7 @@ struct pfs_vma_walk {
 	long vmas, bad;		/* bad: VMAs unreadable or not as the tree says */
 	ulong last_end;
 	int print;		/* 0: the counting pass for the header line */
+	int say;		/* INFO lines for what is wrong (in one pass only) */
 	struct jw *w;		/* -j: the writer */
 };
 
@@ -164,9 +165,9 @@ static void pfs_vma_entry(ulong vma, ulong first, ulong last, void *ctx)
 	struct pfs_vma v;
 	int odd;
 
-	/* an internal entry is no pointer (gdb's pf-mm skips them too) */
+	/* an internal entry is no pointer: said, not counted (gdb's pf-mm likewise) */
 	if (pfd_xa_is_internal(vma)) {
-		if (w->print)
+		if (w->say)
 			error(INFO, "%lx-%lx: internal maple entry %lx%s\n", first, last + 1, vma,
 			      vma < PFS_DEF(MAPLE_RESERVED_RANGE) ?
 			      " (XA_ZERO_ENTRY: mm being duplicated?)" : "");
@@ -175,7 +176,7 @@ static void pfs_vma_entry(ulong vma, ulong first, ulong last, void *ctx)
 	if (w->vmas++ >= PFS_MAX_VMAS)
 		return;
 	if (!pfs_vma_read(vma, &v)) {
-		if (w->print)
+		if (w->say)
 			error(INFO, "%lx-%lx: unreadable vm_area_struct %lx\n", first, last + 1, vma);
 		w->bad++;
 		return;
@@ -340,7 +341,13 @@ void cmd_pfvma(void)
 	PFS_READ(t.mm, mm_struct_brk, vw.brk, FAULT_ON_ERROR);
 	PFS_READ(t.mm, mm_struct_start_brk, vw.start_brk, FAULT_ON_ERROR);
 	PFS_READ(t.mm, mm_struct_start_stack, vw.start_stack, FAULT_ON_ERROR);
-	/* a counting pass first: the header line has the counts */
+	/*
+	 * a counting pass first: the header line has the counts. What is
+	 * wrong is said in INFO lines in the pass that prints the table, but
+	 * with -j in this one, before the JSON starts (it is one line).
+	 */
+	vw.say = json;
+	mw.quiet = !json;
 	pfs_maple_walk(&mw, root);
 	if (json) {
 		jw_init(&w, fp, JW_SPACED);
@@ -358,9 +365,10 @@ void cmd_pfvma(void)
 			"START-END", "PERMS", "PGOFF", "KIND", "VMA", "NAME");
 	}
 	vw.print = 1;
+	vw.say = !json;
 	vw.vmas = vw.bad = 0;
 	vw.last_end = 0;
-	mw.quiet = 0;
+	mw.quiet = json;
 	pfs_maple_walk(&mw, root);
 	pfs_gate_vma(&vw);
 	if (json) {

@@ -18,7 +18,7 @@ import struct
 
 import gdb
 
-from pfscale_gdb import decode, layout, util
+from pfscale_gdb import decode, layout
 
 
 # The encoding of a node pointer (MAPLE_NODE_MASK, MAPLE_NODE_TYPE_SHIFT,
@@ -27,7 +27,6 @@ from pfscale_gdb import decode, layout, util
 # decode.maple_walk(), which crash/decode.c's pfd_maple_walk() mirrors
 # (tests/vectors/decode.json holds both to the same answers).
 ULONG_MAX = 2**64 - 1
-xa_is_internal = decode.xa_is_internal
 
 
 def read_node(addr, size):
@@ -38,28 +37,40 @@ def read_node(addr, size):
     return struct.unpack("<{}Q".format(size // 8), bytes(mem))
 
 
-# What decode.maple_walk() finds wrong, as one error line: gdb reads a
-# live tree, which may be changing, so it stops rather than guesses.
-BAD = {"deep": "maple tree deeper than {height}: corrupt or changing",
-       "nodes": "more than {nodes} maple nodes: corrupt or changing",
-       "unreadable": "cannot read maple node 0x{node:x}",
-       "type": "maple node 0x{node:x}: unknown type",
-       "pivot": "maple node 0x{node:x}: {what} below the one before or "
-                "outside [0x{lo:x}, 0x{hi:x}]: tree changing or corrupt"}
+# What decode.maple_walk() finds wrong, each in one line, in the words of
+# crash's pfvma (crash/maple.c). The walk goes on past it, as crash's does:
+# gdb reads a snapshot too (over QEMU's gdbstub every vCPU is stopped while
+# gdb reads; a -p dump is one), and a tree caught mid-update under the
+# mmap_lock, or a corrupt one, is a state worth showing.
+PROBLEM = {"deep": "maple tree deeper than {height} at node 0x{node:x}",
+           "nodes": "more than {nodes} maple nodes: corrupt or changing",
+           "unreadable": "cannot read maple node 0x{node:x}",
+           "type": "maple node 0x{node:x}: not a maple_type it knows",
+           "pivot": "maple node 0x{node:x}: {what} below the one before or "
+                    "outside [0x{lo:x}, 0x{hi:x}]"}
 
 
-def entries(tree):
-    """[(first, last, entry)] of the maple tree (a struct maple_tree
-    gdb.Value), in index order; entry is the slot's value as an int
-    (internal entries left out)."""
+def problem_line(bad, lay):
+    """One line for one (what, node, lo, hi) of decode.maple_walk()."""
+    what, node, lo, hi = bad
+    return PROBLEM[what.split("@")[0]].format(
+        height=lay["MAPLE_HEIGHT_MAX"], nodes=decode.MAPLE_MAX_NODES,
+        node=node, what=what, lo=lo, hi=hi)
+
+
+def walk(tree):
+    """Walk the maple tree (a struct maple_tree gdb.Value) as far as it can
+    be read: {"entries": [(first, last, entry)] in index order, entry the
+    slot's value as an int; "nodes": nodes read; "height": mt_height();
+    "problems": one line for each thing found wrong (the walk went on
+    past it)}. Internal entries are entries too: the caller decides."""
     root = int(tree["ma_root"]) & ULONG_MAX
     geo = layout.maple()
     lay = layout.defines()
-    out, _, bad = decode.maple_walk(
+    out, nodes, bad = decode.maple_walk(
         root, geo, lay, lambda node: read_node(node, geo["node_size"]))
-    if bad:
-        what, node, lo, hi = bad[0]
-        raise util.PfError(BAD[what.split("@")[0]].format(
-            height=lay["MAPLE_HEIGHT_MAX"], nodes=decode.MAPLE_MAX_NODES,
-            node=node, what=what, lo=lo, hi=hi))
-    return [(f, l, e) for f, l, e in out if not xa_is_internal(e)]
+    flags = int(tree["ma_flags"])
+    return {"entries": out, "nodes": nodes,
+            "height": (flags & lay["MT_FLAGS_HEIGHT_MASK"]) >>
+            lay["MT_FLAGS_HEIGHT_OFFSET"],
+            "problems": [problem_line(b, lay) for b in bad]}

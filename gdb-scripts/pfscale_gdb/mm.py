@@ -65,57 +65,92 @@ def gate_vma():
     return gdb.parse_and_eval("&gate_vma")
 
 
+def vma_name(mm, vma, start, end, f, kind):
+    """(kind, name) of a VMA: file (its path), gate, special ([vdso]) or
+    anon ([heap], [stack])."""
+    if kind == "gate":
+        return kind, "[vsyscall]"
+    if f:
+        return "file", dentry_path(vma["vm_file"]["f_path"]["dentry"])
+    name = special_name(vma)
+    if name:
+        return "special", name
+    if start <= int(mm["brk"]) and end >= int(mm["start_brk"]):
+        return "anon", "[heap]"
+    if start <= int(mm["start_stack"]) <= end:
+        return "anon", "[stack]"
+    return "anon", None
+
+
 def vma_info(mm, vma, kind=None):
+    """A VMA's fields as /proc/PID/maps shows them; gdb.MemoryError if its
+    own words cannot be read. A name that cannot be read is empty, as in
+    crash's pfvma."""
     start, end = int(vma["vm_start"]), int(vma["vm_end"])
     flags = int(vma["vm_flags"])
-    f = int(vma["vm_file"])
-    if kind == "gate":
-        name = "[vsyscall]"
-    elif f:
-        kind = "file"
-        name = dentry_path(vma["vm_file"]["f_path"]["dentry"])
-    else:
-        kind = "anon"
-        name = special_name(vma)
-        if name:
-            kind = "special"
-        elif start <= int(mm["brk"]) and end >= int(mm["start_brk"]):
-            name = "[heap]"
-        elif start <= int(mm["start_stack"]) <= end:
-            name = "[stack]"
+    pgoff, f = int(vma["vm_pgoff"]), int(vma["vm_file"])
+    anon_vma = int(vma["anon_vma"]) != 0
+    try:
+        kind, name = vma_name(mm, vma, start, end, f, kind)
+    except gdb.MemoryError:
+        kind, name = "gate" if kind == "gate" else "file" if f else "anon", ""
     return {
         "vma": "0x{:x}".format(int(vma)),
         "start": "0x{:x}".format(start),
         "end": "0x{:x}".format(end),
         "perms": perms(flags),
         "flags": "0x{:x}".format(flags),
-        "pgoff": decode.pgoff_bytes(int(vma["vm_pgoff"]), f != 0,
-                                    layout.defines()),
+        "pgoff": decode.pgoff_bytes(pgoff, f != 0, layout.defines()),
         "kind": kind,
-        "anon_vma": int(vma["anon_vma"]) != 0,
+        "anon_vma": anon_vma,
         "name": name or "",
     }
 
 
 def vmas(mm):
     """The VMAs of mm (a struct mm_struct * gdb.Value) from mm->mm_mt,
-    then the gate VMA, as /proc/PID/maps lists them."""
+    then the gate VMA, as /proc/PID/maps lists them, as far as the tree
+    can be read: {"vmas": [...], "problems": [one line each],
+    "tree_ranges": {vma: (first, end) of the tree} of the VMAs marked,
+    "inconsistencies": N, "maple_nodes", "maple_height"}. What is wrong
+    is counted as crash's pfvma counts it: each walk problem, each
+    unreadable VMA, and each VMA whose tree range is not its [vm_start,
+    vm_end) or that starts below the one before ("tree_range_differs",
+    marked "!!"); an internal entry is said but not counted."""
     vtype = gdb.lookup_type("struct vm_area_struct").pointer()
-    out = []
-    for first, last, entry in maple.entries(mm["mm_mt"]):
-        vma = gdb.Value(entry).cast(vtype)
-        info = vma_info(mm, vma)
-        if int(info["start"], 16) != first or \
-                int(info["end"], 16) - 1 != last:
-            raise util.PfError(
-                "maple slot 0x{:x}-0x{:x} holds vma 0x{:x} of {}-{}: tree "
-                "changing or corrupt".format(first, last, entry,
-                                             info["start"], info["end"]))
+    tree = maple.walk(mm["mm_mt"])
+    problems = list(tree["problems"])
+    bad = len(problems)
+    out, ranges, last_end = [], {}, 0
+    for first, last, entry in tree["entries"]:
+        if decode.xa_is_internal(entry):
+            problems.append("0x{:x}-0x{:x}: internal maple entry 0x{:x}{}"
+                            .format(first, last + 1, entry,
+                                    " (XA_ZERO_ENTRY: mm being duplicated?)"
+                                    if entry < layout.defines()[
+                                        "MAPLE_RESERVED_RANGE"] else ""))
+            continue
+        try:
+            info = vma_info(mm, gdb.Value(entry).cast(vtype))
+        except gdb.MemoryError:
+            problems.append("0x{:x}-0x{:x}: unreadable vm_area_struct 0x{:x}"
+                            .format(first, last + 1, entry))
+            bad += 1
+            continue
+        start, end = int(info["start"], 16), int(info["end"], 16)
+        # The tree's range is the VMA's, and VMAs come in address order.
+        if start != first or end != last + 1 or start < last_end:
+            info["tree_range_differs"] = True
+            ranges[info["vma"]] = (first, last + 1)
+            bad += 1
+        last_end = end
         out.append(info)
     gate = gate_vma()
     if gate is not None:
         out.append(vma_info(mm, gate, "gate"))
-    return out
+    return {"vmas": out, "problems": problems, "tree_ranges": ranges,
+            "inconsistencies": bad, "maple_nodes": tree["nodes"],
+            "maple_height": tree["height"]}
 
 
 def rwsem_state(sem):
@@ -157,6 +192,8 @@ def spinlock_state(lock):
 
 
 def mm_report(pid_arg):
+    """(the report, {"problems": [lines], "tree_ranges": {vma: (first,
+    end)}}): the report is what --json prints, as crash's pfvma -j."""
     pid, task, mm = pgtable.target_mm(pid_arg)
     rss = tasks.rss_report(pid)
     vs = vmas(mm)
@@ -171,6 +208,9 @@ def mm_report(pid_arg):
         "map_count": int(mm["map_count"]),
         "vm_flags_source": layout.vm_flags()[1],
         "pgtables_bytes": counter(mm["pgtables_bytes"]),
+        "maple_height": vs["maple_height"],
+        "maple_nodes": vs["maple_nodes"],
+        "inconsistencies": vs["inconsistencies"],
         "mmap_lock": rwsem_state(mm["mmap_lock"]),
         "page_table_lock": spinlock_state(mm["page_table_lock"]),
         "rss": {
@@ -181,11 +221,13 @@ def mm_report(pid_arg):
             "rss_split": rss["rss_split"],
         },
         "threads": rss["threads"],
-        "vmas": vs,
-    }
+        "vmas": vs["vmas"],
+    }, vs
 
 
-def write_report(r):
+def write_report(r, marks):
+    """pf-mm's text; marks: {vma: (first, end)} of the tree ranges of the
+    VMAs marked "!!"."""
     w = gdb.write
     w("pid {} ({}) tgid {} mm {} pgd {}\n".format(
         r["pid"], r["comm"], r["tgid"], r["mm"], r["pgd"]))
@@ -220,13 +262,18 @@ def write_report(r):
         w("{:>8} {:<16} {:>7}".format(t["pid"], t["comm"],
                                       t.get("events", "-")) +
           "".join(" {:>10}".format(d.get(n, "-")) for n in names) + "\n")
-    w("\n{} VMA(s):\n{:>25} {:<4} {:>8} {:<7} {}\n".format(
-        len(r["vmas"]), "start-end", "perm", "pgoff", "kind", "name"))
+    n = r["inconsistencies"]
+    w("\n{} VMA(s){}:\n{:>25} {:<4} {:>8} {:<7} {}\n".format(
+        len(r["vmas"]), ", {} inconsistencies (marked !!)".format(n)
+        if n else "", "start-end", "perm", "pgoff", "kind", "name"))
     for v in r["vmas"]:
-        w("{:>12}-{:<12} {:<4} {:08x} {:<7} {}\n".format(
+        mark = ""
+        if v["vma"] in marks:
+            mark = "  !! tree range {:x}-{:x}".format(*marks[v["vma"]])
+        w("{:>12}-{:<12} {:<4} {:08x} {:<7} {}".format(
             v["start"][2:], v["end"][2:], v["perms"], v["pgoff"],
             v["kind"] + ("+av" if v["anon_vma"] else ""),
-            v["name"]).rstrip() + "\n")
+            v["name"]).rstrip() + mark + "\n")
     in_tree = len([v for v in r["vmas"] if v["kind"] != "gate"])
     if in_tree != r["map_count"]:
         w("pf-mm: warning: {} VMAs in mm_mt but map_count {}\n".format(
@@ -246,7 +293,16 @@ lists them: start-end, perms (rwx, then s for VM_MAYSHARE, else p), pgoff
 (in bytes, hex, 0 unless file-backed), kind (anon, file, special or gate;
 +av if it has an anon_vma) and name (the file's path up to its
 filesystem's root, [heap], [stack], [vdso], [vsyscall], ...). --json prints one JSON object
-with the same fields."""
+with the same fields, and maple_height, maple_nodes, inconsistencies.
+
+A tree that is not as it should be (a snapshot mid-update, or corrupt) is
+walked on, as crash's pfvma does: what the walk finds wrong (a pivot below
+the one before or beyond its node's max, an unknown node type, an
+unreadable node or VMA, a tree too deep or too big) is one "pf-mm: ..."
+line each, before the report; a VMA whose tree range is not its
+vm_start/vm_end is listed with "!! tree range START-END" (in --json
+"tree_range_differs": true); the VMA summary line counts both
+(", N inconsistencies (marked !!)"), --json in "inconsistencies"."""
 
     def __init__(self):
         super(PfMm, self).__init__("pf-mm", gdb.COMMAND_DATA)
@@ -256,11 +312,14 @@ with the same fields."""
         args, opts = util.split_args(arg)
         if len(args) > 1 or opts - {"--json"}:
             raise util.PfError("usage: pf-mm [PID] [--json]")
-        r = mm_report(args[0] if args else None)
+        r, vs = mm_report(args[0] if args else None)
+        # what the walk found wrong, one line each, before the report
+        for line in vs["problems"]:
+            gdb.write("pf-mm: {}\n".format(line))
         if "--json" in opts:
             util.write_json(r)
         else:
-            write_report(r)
+            write_report(r, vs["tree_ranges"])
 
 
 PfMm()

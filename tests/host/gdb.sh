@@ -3,7 +3,8 @@
 # the guest with a gdbstub, let tests/guest/h_gdb_map map a known region and
 # a 2 MiB THP region and tests/guest/h_gdb_mm print its /proc/self/maps and
 # RSS, attach gdb and check pf-walk (4K and huge pmd, the paging levels),
-# pf-range, pf-counters, pf-rss and pf-mm against what the guest saw; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
+# pf-range, pf-counters, pf-rss and pf-mm against what the guest saw, and
+# pf-mm on a maple tree made wrong in guest memory and restored; boot again with pfscale.atomic_pte=1 and tests/guest/h_race_loop
 # racing, and check that pf-race-watch reports real losses in its region;
 # then check `make gdb` non-interactively, the loader's one-line errors and
 # the special swap types against .config (no guest).
@@ -113,6 +114,14 @@ timeout 300 gdb -batch -nx "$art/vmlinux" \
 	-ex 'echo @@mm\n' -ex "pf-mm $mmpid" \
 	-ex 'echo @@mmbadpid\n' -ex 'pf-mm 99999' \
 	-ex 'echo @@mmkthread\n' -ex 'pf-mm 2' \
+	-ex "source $top/tests/host/gdb_maple_corrupt.py" \
+	-ex 'echo @@pivot\n' -ex "pf-test-corrupt pivot $mmpid" -ex "pf-mm $mmpid" \
+	-ex 'echo @@pivotjson\n' -ex "pf-mm $mmpid --json" \
+	-ex 'echo @@pivotrestore\n' -ex 'pf-test-corrupt restore' \
+	-ex 'echo @@vmstart\n' -ex "pf-test-corrupt vmstart $mmpid" -ex "pf-mm $mmpid" \
+	-ex 'echo @@vmstartjson\n' -ex "pf-mm $mmpid --json" \
+	-ex 'echo @@restore\n' -ex 'pf-test-corrupt restore' -ex "pf-mm $mmpid" \
+	-ex 'echo @@restorejson\n' -ex "pf-mm $mmpid --json" \
 	-ex 'echo @@end\n' >"$gout" 2>&1
 cleanup
 section() { awk -v s="@@$1" '/^@@/ { on = ($0 == s); next } on' "$gout"; }
@@ -211,6 +220,23 @@ check "pf-mm on pid 99999: one clear line" $? "$(head -1 <<<"$bad")"
 bad=$(section mmkthread)
 [ "$(grep -c . <<<"$bad")" = 1 ] && grep -q '^pf-mm: pid 2 (.*) is a kernel thread' <<<"$bad"
 check "pf-mm on a kernel thread: one clear line" $? "$(head -1 <<<"$bad")"
+
+# A tree that is not as it should be, made so in guest memory while every
+# vCPU is stopped (tests/host/gdb_maple_corrupt.py; the guest never runs
+# between a write and its restore): pf-mm carries on, lists what it could
+# read, says each walk problem in one line, marks a VMA whose tree range is
+# not its vm_start/vm_end "!!", and counts both in its summary and in
+# --json's "inconsistencies", as crash's pfvma does.
+why=$(checks mm_inconsistent "$mmjson" "$(section pivot)" "$(section pivotjson)" \
+	"pivot@1 below the one before" 0)
+check "pf-mm on a tree whose root pivot[1] is written below pivot[0]: lists VMAs, 1 inconsistency, one problem line (text and --json)" $? \
+	"$why; $(section pivot | grep -E '^CORRUPT|^pf-mm:|VMA\(s\)' | head -4 | tr '\n' ' ')"
+why=$(checks mm_inconsistent "$mmjson" "$(section vmstart)" "$(section vmstartjson)" "" 1)
+check "pf-mm on a tree whose VMA's vm_start is one page off: every VMA listed, that one marked !!, 1 inconsistency (text and --json)" $? \
+	"$why; $(section vmstart | grep -E '^CORRUPT|^pf-mm:|VMA\(s\)|!!' | head -4 | tr '\n' ' ')"
+why=$(checks mm_restored "$mmjson" "$(section restore)" "$(section restorejson)")
+check "pf-mm after the words are restored: 0 inconsistencies, the VMAs as before" $? \
+	"$why; $(section restore | grep -E '^CORRUPT|^pf-mm:|VMA\(s\)' | head -3 | tr '\n' ' ')"
 
 ! grep -qE 'Traceback|internal error' "$gout" && grep -q '^@@end' "$gout"
 check "no Python traceback or internal error in the gdb output" $? "see $gout"

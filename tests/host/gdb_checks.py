@@ -7,6 +7,7 @@
 # exits 0 if the check holds, 1 (with the reason on stdout) if not; the
 # JSON arguments are the gdb commands' --json output.
 import json
+import re
 import sys
 
 
@@ -159,6 +160,83 @@ def mm_threads(mm, pid, nthreads):
         r["map_count"], in_tree))
     want(r["mmap_lock"]["state"], "no mmap_lock state")
     want(r["pgtables_bytes"] > 0, "pgtables_bytes 0")
+
+
+def mm_text(text):
+    """pf-mm's text: (its problem lines, "pf-mm: ..." but not its warnings;
+    the VMA rows marked "!!"; the VMA rows; the inconsistencies its summary
+    line counts, 0 without)."""
+    rows = [x for x in text.splitlines()
+            if re.match(r"^ *[0-9a-f]+-[0-9a-f]+ +[r-][w-][x-][ps] ", x)]
+    problems = [x for x in text.splitlines() if x.startswith("pf-mm: ") and
+                not x.startswith("pf-mm: warning: ")]
+    summary = [re.match(r"^\d+ VMA\(s\)(, (\d+) inconsistencies "
+                        r"\(marked !!\))?:$", x) for x in text.splitlines()]
+    summary = [m for m in summary if m]
+    want(len(summary) == 1, "{} summary lines".format(len(summary)))
+    return (problems, [x for x in rows if "  !! tree range " in x], rows,
+            int(summary[0].group(2) or 0))
+
+
+def vma_keys(vmas):
+    return [(v["start"], v["end"], v["perms"]) for v in vmas]
+
+
+@check
+def mm_inconsistent(good, text, jtext, problem, marked):
+    """pf-mm on a tree made wrong (text; --json with its lines): the walk
+    carried on and listed VMAs; one problem line containing PROBLEM (none
+    if empty), MARKED rows marked "!!"; the summary and "inconsistencies"
+    count both; the --json output says the same problem lines, then one
+    JSON line."""
+    want(re.search(r"^CORRUPT ", text, re.M), "no CORRUPT line: nothing "
+         "was written")
+    problems, marks, rows, n = mm_text(text)
+    want(len(problems) == (1 if problem else 0) and
+         all(problem in x for x in problems),
+         "problem lines {!r}, want one with {!r}".format(problems, problem)
+         if problem else "problem lines {!r}, want none".format(problems))
+    want(len(marks) == int(marked), "{} rows marked !!, want {}: {!r}".format(
+        len(marks), marked, marks))
+    want(len(rows) > 1, "{} VMA rows".format(len(rows)))
+    want(n == len(problems) + len(marks) and n >= 1,
+         "summary counts {} inconsistencies, {} problem lines and {} "
+         "marked rows".format(n, len(problems), len(marks)))
+    jlines = [x for x in jtext.splitlines() if x.strip()]
+    want([x for x in jlines if not x.startswith("{")] == problems,
+         "--json says {!r}, text {!r}".format(
+             [x for x in jlines if not x.startswith("{")], problems))
+    j = js("\n".join(x for x in jlines if x.startswith("{")))
+    want(j.get("inconsistencies") == n, "--json inconsistencies {!r}, "
+         "text {}".format(j.get("inconsistencies"), n))
+    odd = [v for v in j["vmas"] if v.get("tree_range_differs")]
+    want(len(odd) == int(marked), "{} VMAs tree_range_differs, want "
+         "{}".format(len(odd), marked))
+    g = vma_keys(js(good)["vmas"])
+    got = vma_keys(v for v in j["vmas"] if not v.get("tree_range_differs"))
+    want(got and all(v in g for v in got), "VMAs not the tree's: {!r}".format(
+        [v for v in got if v not in g][:3]))
+    want(len(j["vmas"]) == len(g) if int(marked) else len(j["vmas"]) < len(g),
+         "{} VMAs listed of {}".format(len(j["vmas"]), len(g)))
+
+
+@check
+def mm_restored(good, text, jtext):
+    """pf-mm after the restore: 0 inconsistencies (before the corruption
+    too), nothing said or marked, the VMAs as before it."""
+    want(re.search(r"^CORRUPT restored ", text, re.M), "nothing restored")
+    problems, marks, rows, n = mm_text(text)
+    want(not problems and not marks and n == 0,
+         "{} problem lines, {} marked, summary {}".format(
+             len(problems), len(marks), n))
+    g, j = js(good), js("\n".join(x for x in jtext.splitlines()
+                                  if x.startswith("{")))
+    want(g.get("inconsistencies") == 0 and j.get("inconsistencies") == 0,
+         "inconsistencies {!r} before, {!r} after".format(
+             g.get("inconsistencies"), j.get("inconsistencies")))
+    want(j["vmas"] == g["vmas"], "VMAs differ from before the corruption")
+    want(len(rows) == len(g["vmas"]), "{} rows, {} VMAs".format(
+        len(rows), len(g["vmas"])))
 
 
 def kinds(counters):

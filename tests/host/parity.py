@@ -16,9 +16,13 @@
 # A reader's OUTPUT is gdb's (sections "@@mm", "@@rss", "@@range",
 # "@@counters", "@@region NAME", each followed by one JSON line) or
 # crash's (the same JSON lines in that order, without markers: crash's
-# echo is not ordered with the extension's output).
+# echo is not ordered with the extension's output). A gdb reader's
+# "@@badmm" section, and crash's output given as crash-dump:badmm=OUTPUT,
+# are pf-mm / pfvma on the tree made wrong (parity.sh): its problem lines
+# ("pf-mm: ..." / "pfvma: ...") and its JSON line.
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -130,26 +134,42 @@ def maps_vmas(maps):
 
 # --- a reader's output ----------------------------------------------------
 
-def read_reader(path, regions):
+def problem_lines(lines):
+    """The problem lines of a pf-mm / pfvma output, without the command's
+    name and gdb's "0x": "maple node ffff...: pivot@1 below ...". Not
+    pf-mm's warnings."""
+    return [re.sub(r"0x", "", x.split(": ", 1)[1]) for x in lines
+            if re.match(r"^(pf-mm|pfvma): ", x) and
+            not x.startswith("pf-mm: warning: ")]
+
+
+def read_reader(path, regions, order=None):
     r = {}
     try:
         with open(path, errors="replace") as f:
             lines = [x.rstrip("\n") for x in f]
     except OSError as e:
         return {"error": str(e)}
-    if any(x == "@@mm" for x in lines):
-        sec = None
+    if order is None and any(x == "@@mm" for x in lines):
+        sec, text = None, {}
         for x in lines:
             if x.startswith("@@"):
                 sec = x[2:]
+                text.setdefault(sec, [])
             elif sec and x.startswith("{") and sec not in r:
                 r[sec] = json.loads(x)
+            elif sec:
+                text[sec].append(x)
+        if "badmm" in text:
+            r["badmm lines"] = problem_lines(text["badmm"])
         return r
-    order = (["mm", "rss", "range", "counters"] +
-             ["region " + name for name, _, _ in regions])
+    order = order or (["mm", "rss", "range", "counters"] +
+                      ["region " + name for name, _, _ in regions])
     docs = [json.loads(x) for x in lines if x.startswith("{")]
     for sec, doc in zip(order, docs):
         r[sec] = doc
+    if "badmm" in order:
+        r["badmm lines"] = problem_lines(lines)
     return r
 
 
@@ -204,6 +224,41 @@ def check_counts(p, r):
     return (diff_values("field map_count", in_tree, mm["map_count"]) or
             diff_values("field mm_users", p["status"].get("Threads"),
                         mm["mm_users"]))
+
+
+@per_reader("the maple tree walk found no inconsistency (a parked "
+            "process's tree is whole)")
+def check_inconsistencies(p, r):
+    bad = need(r, "mm")
+    if bad:
+        return bad
+    return diff_values("field inconsistencies", 0,
+                       r["mm"].get("inconsistencies"))
+
+
+# The tree parity.sh made wrong: the root's pivot[1] written below its
+# pivot[0] (the walk's one problem, "pivot@1"; the subtrees of slots 1 on
+# are not listed) and the vm_start of the first VMA of the leftmost leaf
+# one page lower (marked "!!").
+@per_reader("on the tree made wrong (root pivot[1] below pivot[0], a "
+            "vm_start one page off): VMAs listed, 2 inconsistencies, one "
+            "problem line (pivot@1), one VMA tree_range_differs")
+def check_badmm(p, r):
+    bad = need(r, "badmm", "badmm lines", "mm")
+    if bad:
+        return bad
+    b, lines = r["badmm"], r["badmm lines"]
+    odd = [v["start"] for v in b["vmas"] if v.get("tree_range_differs")]
+    if len(lines) != 1 or "pivot@1 below the one before" not in lines[0]:
+        return "problem lines {!r}".format(lines)
+    if len(odd) != 1:
+        return "VMAs marked: {!r}".format(odd)
+    if b.get("inconsistencies") != 2:
+        return "inconsistencies {!r}, want 2".format(b.get("inconsistencies"))
+    if not 1 < len(b["vmas"]) < len(r["mm"]["vmas"]):
+        return "{} VMAs listed, {} in the whole tree".format(
+            len(b["vmas"]), len(r["mm"]["vmas"]))
+    return None
 
 
 @per_reader("mm rss counters equal /proc/PID/status (RssFile, RssAnon, "
@@ -349,9 +404,10 @@ def check_counters(p, r):
 # --- the readers against each other --------------------------------------
 
 VMA_KEYS = ("vma", "start", "end", "perms", "flags", "pgoff", "kind",
-            "anon_vma", "name")
+            "anon_vma", "name", "tree_range_differs")
 MM_KEYS = ("pid", "tgid", "comm", "mm", "pgd", "mm_users", "mm_count",
-           "map_count", "pgtables_bytes", "vm_flags_source")
+           "map_count", "pgtables_bytes", "vm_flags_source", "maple_height",
+           "maple_nodes", "inconsistencies")
 
 
 def first_diff(where, a, b):
@@ -381,6 +437,18 @@ def cross_mm(a, b):
             if bad:
                 return bad
     return first_diff("field len(vmas)", len(va), len(vb))
+
+
+@cross("on the tree made wrong: the same problem lines, inconsistencies, "
+       "maple nodes and every VMA field")
+def cross_badmm(a, b):
+    bad = need(a, "badmm", "badmm lines") or need(b, "badmm", "badmm lines")
+    if bad:
+        return bad
+    bad = first_diff("problem lines", a["badmm lines"], b["badmm lines"])
+    if bad:
+        return bad
+    return cross_mm({"mm": a["badmm"]}, {"mm": b["badmm"]})
 
 
 @cross("rss: mm counters, thread deltas, rss_mm, rss_split")
@@ -515,7 +583,11 @@ def main(argv):
     readers = {}
     for arg in argv[2:]:
         name, _, path = arg.partition("=")
-        readers[name] = read_reader(path, proc["regions"])
+        name, _, sec = name.partition(":")
+        r = read_reader(path, proc["regions"], [sec] if sec else None)
+        if "error" in r and sec:
+            r = {"error {}".format(sec): r["error"]}
+        readers.setdefault(name, {}).update(r)
     for name, fn in PER_READER:
         for rd in READERS:
             try:

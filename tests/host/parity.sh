@@ -13,6 +13,12 @@
 #   crash-dump crash + pfscale.so on -z dump  pfvma, pfrss, pfpte, pfcounters -j
 # tests/host/parity.py compares them and prints one result per check; a
 # disagreement names the field, the VMA or region, and both values.
+# Then, the guest still stopped, gdb makes the process's maple tree wrong
+# in guest memory (a root pivot below the one before, a VMA's vm_start one
+# page off: tests/host/gdb_maple_corrupt.py), has the monitor dump it
+# again, reads pf-mm, and restores the words; gdb on that -p dump and crash
+# on that -z dump read it too: all three must say the same problems and
+# inconsistencies, and list the same VMAs.
 #
 #   PFSCALE_ART=DIR PFSCALE_INITRD=CPIO PFSCALE_OUT=DIR tests/host/parity.sh
 set -uo pipefail
@@ -22,6 +28,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 host_test_env
 log=$out/parity-console.log sock=$out/parity-monitor.sock
 corez=$out/parity.kdump corep=$out/parity.paging so=$out/parity-pfscale.so
+badz=$out/parity-bad.kdump badp=$out/parity-bad.paging
 pout=$out/parity
 
 # The guest and the readers; parity.py makes the comparisons.
@@ -61,7 +68,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'cleanup; exit 1' INT TERM
 
-rm -f "$log" "$sock" "$corez" "$corep" "$pout".*	# nothing stale may pass
+rm -f "$log" "$sock" "$corez" "$corep" "$badz" "$badp" "$pout".*	# nothing stale may pass
 "$top/qemu/boot.sh" -q -k "$art/bzImage" -i "$initrd" -r parity -g -p "$port" -M "$sock" \
 	-m 1024 -l "$log" -t 900 >"$out/parity-boot.out" 2>&1 &
 qpid=$!
@@ -79,10 +86,13 @@ result $? "see $out/parity-monitor.log"
 
 # regions: "NAME START END" of the helper's regions
 regions=$(complete_lines "$log" | sed -n 's/^PARITY region //p')
-# gdb_reader TARGET-ARGS...: the gdb commands, each section after @@NAME
+# gdb_reader TARGET-ARGS... [-- ARGS-AFTER...]: the gdb commands, each
+# section after @@NAME
 gdb_reader() {
 	local args=(-ex "source $art/vmlinux-gdb.py" -ex "source $top/gdb-scripts/pfscale.py")
-	args+=("$@")
+	local after=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+	[ $# -gt 0 ] && shift && after=("$@")
 	args+=(-ex 'echo @@mm\n' -ex "pf-mm $pid --json"
 		-ex 'echo @@rss\n' -ex "pf-rss $pid --json"
 		-ex 'echo @@range\n' -ex "pf-range 0 0x800000000000 $pid --json"
@@ -90,14 +100,23 @@ gdb_reader() {
 	while read -r name start end; do
 		args+=(-ex "echo @@region $name\\n" -ex "pf-range $start $end $pid --json")
 	done <<<"$regions"
-	args+=(-ex 'echo @@end\n')
+	args+=("${after[@]}" -ex 'echo @@end\n')
 	timeout 600 gdb -batch -nx -iex 'set auto-load python-scripts off' "$art/vmlinux" "${args[@]}"
 }
-gdb_reader -ex "target remote :$port" >"$pout.gdb-live" 2>&1 </dev/null
+# The tree made wrong, dumped, read, restored: all while gdb holds every
+# vCPU stopped (the guest was stopped by the monitor before, and nothing
+# here resumes it), so no guest code sees the bad words.
+gdb_reader -ex "target remote :$port" -- \
+	-ex "source $top/tests/host/gdb_maple_corrupt.py" \
+	-ex "pf-test-corrupt pivot $pid" -ex "pf-test-corrupt vmstart $pid" \
+	-ex "shell python3 $top/crash/hmp.py $sock 'dump-guest-memory -z $badz' 'dump-guest-memory -p $badp' >$out/parity-bad-monitor.log 2>&1" \
+	-ex 'echo @@badmm\n' -ex "pf-mm $pid --json" \
+	-ex 'pf-test-corrupt restore' >"$pout.gdb-live" 2>&1 </dev/null
 grep -q '^@@end' "$pout.gdb-live" && ! grep -qE 'Traceback|internal error' "$pout.gdb-live"
 result $? "see $pout.gdb-live"
 cleanup		# gdb's exit has killed QEMU already (the stub's 'k')
-gdb_reader -ex "core-file $corep" >"$pout.gdb-dump" 2>&1 </dev/null
+gdb_reader -ex "core-file $corep" -- -ex "core-file $badp" \
+	-ex 'echo @@badmm\n' -ex "pf-mm $pid --json" >"$pout.gdb-dump" 2>&1 </dev/null
 grep -q '^@@end' "$pout.gdb-dump" && ! grep -qE 'Traceback|internal error' "$pout.gdb-dump"
 result $? "see $pout.gdb-dump"
 
@@ -116,14 +135,16 @@ if make -s -C "$top" build/pfscale.so >"$out/parity-make.log" 2>&1 && cp "$top/b
 		echo quit
 	} >"$pout.crash-cmds"
 	timeout 600 crash -s "$art/vmlinux" "$corez" -i "$pout.crash-cmds" >"$pout.crash-dump" 2>&1 </dev/null
+	printf 'extend %s\npfvma -j %s\nquit\n' "$so" "$pid" >"$pout.crash-bad-cmds"
+	timeout 600 crash -s "$art/vmlinux" "$badz" -i "$pout.crash-bad-cmds" >"$pout.crash-bad" 2>&1 </dev/null
 fi
 njson=$(grep -c '^{' "$pout.crash-dump" 2>/dev/null)
 [ "$njson" = $((4 + $(grep -c . <<<"$regions"))) ] && ! grep -q '^pf[a-z]*: ' "$pout.crash-dump"
 result $? "${njson:-no} JSON lines; see $pout.crash-dump $out/parity-make.log"
 
 res=$(python3 "$top/tests/host/parity.py" "$log" "gdb-live=$pout.gdb-live" \
-	"gdb-dump=$pout.gdb-dump" "crash-dump=$pout.crash-dump")
+	"gdb-dump=$pout.gdb-dump" "crash-dump=$pout.crash-dump" "crash-dump:badmm=$pout.crash-bad")
 echo "$res"
 # The dumps are kept only when something failed, or with PFSCALE_KEEP_VMCORE.
-grep -q '^not ok' <<<"$res" || [ -n "${PFSCALE_KEEP_VMCORE:-}" ] || rm -f "$corez" "$corep"
+grep -q '^not ok' <<<"$res" || [ -n "${PFSCALE_KEEP_VMCORE:-}" ] || rm -f "$corez" "$corep" "$badz" "$badp"
 exit 0
