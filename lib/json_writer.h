@@ -154,11 +154,12 @@ static inline void jw_quoted(FILE *f, const char *str)
 				  *s == '\f' ? "\\f" : *s == '\n' ? "\\n" : *s == '\r' ? "\\r" :
 				  *s == '\t' ? "\\t" : NULL;
 
+		n = *s >= 0x80 ? jw_utf8(s, &cp) : 0;
 		if (esc) {
 			fputs(esc, f);
 		} else if (*s < 0x20) {
 			fprintf(f, "\\u%04x", *s);
-		} else if (*s >= 0x80 && (n = jw_utf8(s, &cp))) {
+		} else if (n) {
 			if (cp > 0xffff)
 				fprintf(f, "\\u%04lx\\u%04lx", 0xd800 + ((cp - 0x10000) >> 10),
 					0xdc00 + ((cp - 0x10000) & 0x3ff));
