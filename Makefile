@@ -12,10 +12,23 @@ export PFSCALE_CACHE
 SMP ?= 4
 MEM ?= 1024
 BUILD := build
+# The kernel line: 6.1 (default; the series' base) or 6.12 (Debian's
+# linux-source-6.12; only the unpatched flavours so far: make
+# kernel-test+unpatched KERNEL=6.12). The scripts read it as PFSCALE_KERNEL.
+KERNEL ?= 6.1
+ifeq ($(filter 6.1 6.12,$(KERNEL)),)
+$(error KERNEL=$(KERNEL): pfscale builds KERNEL=6.1 or KERNEL=6.12)
+endif
+export PFSCALE_KERNEL := $(KERNEL)
+# build/kernel-FLAVOUR.path for 6.1 (as always), build/kernel-6.12-FLAVOUR.path
+# for 6.12.
+KERNEL_PATH_PREFIX := $(BUILD)/kernel$(if $(filter-out 6.1,$(KERNEL)),-$(KERNEL))
 
 DEB_PACKAGES := linux-source-6.1 linux-config-6.1 qemu-system-x86 gdb crash busybox-static gcc make \
 	flex bison bc libelf-dev libssl-dev cpio dwarves python3 python3-ply python3-git ccache xz-utils file \
 	gnuplot-nox trace-cmd libnuma-dev
+# Another kernel line's source only when it is asked for (make deps KERNEL=6.12).
+DEB_PACKAGES += $(if $(filter-out 6.1,$(KERNEL)),linux-source-$(KERNEL))
 # Debian tools copied into the initramfs with their libraries: trace-cmd
 # records the pfscale trace events in the guest (t_trace).
 GUEST_HOST_TOOLS := trace-cmd
@@ -63,11 +76,11 @@ kernel: kernel-test
 # so that what depends on it (the initramfs) stays built on warm runs.
 kernel-test kernel-perf kernel-test+kasan kernel-test+unpatched kernel-test+generic kernel-perf+unpatched: kernel-%: deps
 	@mkdir -p $(BUILD)
-	@scripts/kernel.sh $* > $(BUILD)/kernel-$*.path.new
-	@cmp -s $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path || \
-		mv $(BUILD)/kernel-$*.path.new $(BUILD)/kernel-$*.path
-	@rm -f $(BUILD)/kernel-$*.path.new
-	@echo "pfscale: $* kernel in $$(cat $(BUILD)/kernel-$*.path)"
+	@scripts/kernel.sh $* > $(KERNEL_PATH_PREFIX)-$*.path.new
+	@cmp -s $(KERNEL_PATH_PREFIX)-$*.path.new $(KERNEL_PATH_PREFIX)-$*.path || \
+		mv $(KERNEL_PATH_PREFIX)-$*.path.new $(KERNEL_PATH_PREFIX)-$*.path
+	@rm -f $(KERNEL_PATH_PREFIX)-$*.path.new
+	@echo "pfscale: $(KERNEL) $* kernel in $$(cat $(KERNEL_PATH_PREFIX)-$*.path)"
 $(BUILD)/kernel-test.path: kernel-test ;
 
 $(BUILD)/guest/%: tests/guest/%.c tests/guest/tap.h tests/guest/common.h debugfs-tools/pfscale_trace.h \

@@ -3,7 +3,15 @@
 
 PFSCALE_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PFSCALE_CACHE=${PFSCALE_CACHE:-$HOME/.cache/pfscale}
-PFSCALE_SRC_TARBALL=${PFSCALE_SRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# The kernel line to build: 6.1 (the default, the series' base) or 6.12
+# (Debian's linux-source-6.12; unpatched flavours only, no series yet).
+# make passes KERNEL=... as PFSCALE_KERNEL.
+PFSCALE_KERNEL=${PFSCALE_KERNEL:-6.1}
+case "$PFSCALE_KERNEL" in
+6.1|6.12) ;;
+*) echo "pfscale: unknown kernel '$PFSCALE_KERNEL' (KERNEL=6.1 or 6.12)" >&2; exit 1 ;;
+esac
+PFSCALE_SRC_TARBALL=${PFSCALE_SRC_TARBALL:-/usr/src/linux-source-$PFSCALE_KERNEL.tar.xz}
 
 die() { echo "pfscale: $*" >&2; exit 1; }
 
@@ -27,19 +35,23 @@ stop_boot() {
 note() { echo "pfscale: $*" >&2; }
 
 linux_source_version() {
-	dpkg-query -W -f '${Version}' linux-source-6.1 2>/dev/null ||
-		die "linux-source-6.1 is not installed (run: make deps)"
+	dpkg-query -W -f '${Version}' "linux-source-$PFSCALE_KERNEL" 2>/dev/null ||
+		die "linux-source-$PFSCALE_KERNEL is not installed (run: make deps KERNEL=$PFSCALE_KERNEL)"
 }
 
 # The config fragments of a flavour, in merge order: base, then each part of
 # a flavour name like "test" or "test+kasan". The part "unpatched" is not a
-# fragment: it means the pristine tree, without the series.
+# fragment: it means the pristine tree, without the series. Last, for a
+# kernel other than 6.1, that kernel's delta (kconfig/6.12.config): what
+# the shared fragments say that its Kconfig spells differently. 6.1 has no
+# delta, so its fragments, and its kernel keys, are those of before.
 flavour_fragments() {
 	local part
 	echo "$PFSCALE_TOP/kconfig/base.config"
 	for part in ${1//+/ }; do
 		[ "$part" = unpatched ] || echo "$PFSCALE_TOP/kconfig/$part.config"
 	done
+	[ "$PFSCALE_KERNEL" = 6.1 ] || echo "$PFSCALE_TOP/kconfig/$PFSCALE_KERNEL.config"
 }
 
 flavour_unpatched() { [[ "+$1+" == *+unpatched+* ]]; }

@@ -26,6 +26,7 @@ set -euo pipefail
 debian_config=${PFSCALE_DEBIAN_CONFIG:-/usr/src/linux-config-6.1/config.amd64_none_amd64.xz}
 [ -f "$debian_config" ] || die "no $debian_config (package linux-config-6.1; run: make deps)"
 unset MAKEFLAGS MAKELEVEL MFLAGS
+[ "$PFSCALE_KERNEL" = 6.1 ] || die "debian-config checks the 6.1 series only (KERNEL=$PFSCALE_KERNEL)"
 
 ver=$(linux_source_version)
 cfgver=$(dpkg-query -W -f '${Version}' linux-config-6.1 2>/dev/null || echo unknown)

@@ -51,8 +51,21 @@ def has_task_rss_stat():
         return False
 
 
+def check_mm_rss_stat(mm):
+    """One line instead of gdb's "Cannot subscript requested type" on a
+    kernel whose mm->rss_stat is not 6.1's struct mm_rss_stat (6.2+: an
+    array of struct percpu_counter, e.g. 6.12; issue 27)."""
+    t = mm["rss_stat"].type.strip_typedefs()
+    if t.code == gdb.TYPE_CODE_ARRAY:
+        raise util.PfError(
+            "mm->rss_stat is {} (per-CPU RSS, Linux 6.2+): only 6.1's split "
+            "RSS (mm->rss_stat.count[], task->rss_stat) is read here".format(
+                t.target().strip_typedefs()))
+
+
 def rss_report(pid):
     task, mm = task_mm(pid)
+    check_mm_rss_stat(mm)
     names = counter_names()
     split = has_task_rss_stat()
     mmc = {n: int(mm["rss_stat"]["count"][i]["counter"]) for i, n in names}
